@@ -1,0 +1,146 @@
+// Package app owns the lifecycle of svc's components: the Component interface,
+// running several under one group with graceful shutdown, the HTTP server
+// wrapper every component uses, and the /health and /ready handlers.
+//
+// cmd/svc and wire import app; components (proxy, mgmt) use Server and Probe.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Component is one long-running part of the process. Run blocks until ctx is
+// cancelled (then shuts down gracefully and returns nil) or it fails.
+type Component interface {
+	Name() string
+	Run(ctx context.Context) error
+}
+
+// RunAll runs every component until ctx ends or one fails; a failure cancels
+// the others. It returns the first error.
+func RunAll(ctx context.Context, comps ...Component) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, c := range comps {
+		g.Go(func() error {
+			if err := c.Run(ctx); err != nil {
+				return fmt.Errorf("%s: %w", c.Name(), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Func adapts a function to a Component.
+type Func struct {
+	N string
+	F func(ctx context.Context) error
+}
+
+// Name implements Component.
+func (f Func) Name() string { return f.N }
+
+// Run implements Component.
+func (f Func) Run(ctx context.Context) error { return f.F(ctx) }
+
+// Server is an HTTP listener with svc's timeouts and graceful drain.
+type Server struct {
+	name  string
+	srv   *http.Server
+	ln    net.Listener
+	drain time.Duration
+	log   *slog.Logger
+}
+
+// Listen binds addr now (so a bad port fails the start) and returns a Server
+// that will serve h when Run is called.
+func Listen(name, addr string, h http.Handler, drain time.Duration, log *slog.Logger) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen %s: %w", name, addr, err)
+	}
+	return &Server{
+		name:  name,
+		ln:    ln,
+		drain: drain,
+		log:   log,
+		srv: &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 30 * time.Second,
+			// No WriteTimeout: streams may last minutes. IdleTimeout bounds keep-alive.
+			IdleTimeout:    120 * time.Second,
+			MaxHeaderBytes: 1 << 20,
+			ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+	}, nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Name implements Component.
+func (s *Server) Name() string { return s.name }
+
+// Run serves until ctx ends, then stops accepting, waits up to the drain time
+// for in-flight requests and streams, and closes what remains.
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	s.log.Info("listening", "component", s.name, "addr", s.ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.drain)
+	defer cancel()
+	err := s.srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain time exceeded; closing remaining connections", "component", s.name)
+		err = s.srv.Close()
+	}
+	if e := <-errc; e != nil && !errors.Is(e, http.ErrServerClosed) {
+		return e
+	}
+	return err
+}
+
+// Probe checks one dependency for readiness.
+type Probe func(ctx context.Context) error
+
+// Health registers GET /health and GET /ready on mux. /ready answers 200 only
+// while every probe answers within a second.
+func Health(mux *http.ServeMux, probes map[string]Probe) {
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		status, code := "ready", http.StatusOK
+		checks := map[string]string{}
+		for name, p := range probes {
+			if err := p(ctx); err != nil {
+				checks[name] = "unavailable"
+				status, code = "not_ready", http.StatusServiceUnavailable
+				continue
+			}
+			checks[name] = "ok"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = writeJSON(w, map[string]any{"status": status, "checks": checks})
+	})
+}
+
+// Close releases the listener of a server that will not Run (or has run).
+func (s *Server) Close() error { return s.ln.Close() }

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestHealthAndReady(t *testing.T) {
+	var down bool
+	mux := http.NewServeMux()
+	Health(mux, map[string]Probe{"kv": func(context.Context) error {
+		if down {
+			return errors.New("down")
+		}
+		return nil
+	}})
+	s, err := Listen("test", "127.0.0.1:0", mux, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	base := "http://" + s.Addr().String()
+	get := func(p string) (int, string) {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/health"); code != 200 || body != `{"status":"ok"}` {
+		t.Errorf("health = %d %s", code, body)
+	}
+	if code, _ := get("/ready"); code != 200 {
+		t.Errorf("ready = %d, want 200", code)
+	}
+	down = true
+	if code, _ := get("/ready"); code != 503 {
+		t.Errorf("ready with a store down = %d, want 503", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+}
+
+func TestDrainWaitsForInFlight(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+		_, _ = w.Write([]byte("done"))
+	})
+	s, err := Listen("test", "127.0.0.1:0", mux, 5*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + s.Addr().String() + "/slow")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before the in-flight request finished", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if b := <-got; b != "done" {
+		t.Errorf("in-flight answer = %q, want done", b)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+}

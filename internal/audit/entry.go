@@ -1,0 +1,192 @@
+// Package audit owns the VAS audit log: the entry written for every proxied
+// request (rejected ones too), the Logger that writes entries off the request
+// path — hot tier in the KV store, records in SQL, batched — and the queries
+// behind GET /api/vas/logs and /api/vas/metrics.
+//
+// proxy, mgmt and wire import audit. It imports pipeline, identity, store,
+// metrics and apierr.
+package audit
+
+import (
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/pipeline"
+)
+
+// Entry is one VAS log entry, with every field of the spec.
+type Entry struct {
+	RequestID            string          `json:"request_id"`
+	Timestamp            string          `json:"timestamp"`
+	Provider             string          `json:"provider"`
+	Model                string          `json:"model"`
+	ModelProvider        string          `json:"model_provider"`
+	TokensUsed           int64           `json:"tokens_used"`
+	Cost                 float64         `json:"cost"`
+	LatencyMS            int64           `json:"latency_ms"`
+	ProcessingTimeMS     int64           `json:"processing_time_ms"`
+	ContentType          string          `json:"content_type"`
+	UserID               string          `json:"user_id"`
+	ConversationID       string          `json:"conversation_id"`
+	ConversationStage    string          `json:"conversation_stage"`
+	RoutingStrategy      string          `json:"routing_strategy"`
+	RoutingReason        string          `json:"routing_reason"`
+	ComplianceStatus     string          `json:"compliance_status"`
+	ComplianceViolations []string        `json:"compliance_violations"`
+	Metacache            Metacache       `json:"metacache"`
+	Compliance           ComplianceBlock `json:"compliance"`
+	Metrics              EntryMetrics    `json:"metrics"`
+
+	// Beyond the spec's fields: what an operator needs to read a failure.
+	Status    int    `json:"status"`
+	Endpoint  string `json:"endpoint"`
+	Stream    bool   `json:"stream"`
+	KeyID     string `json:"key_id,omitempty"`
+	ErrorType string `json:"error_type,omitempty"`
+	Error     string `json:"error,omitempty"`
+
+	ts time.Time
+}
+
+// Metacache is the cache part of an entry.
+type Metacache struct {
+	Hit         bool    `json:"hit"`
+	Query       *string `json:"query"`
+	TokensSaved int64   `json:"tokens_saved"`
+}
+
+// ComplianceBlock is the compliance part of an entry. ComplianceScore is nil
+// until a scan ran.
+type ComplianceBlock struct {
+	DataClassification   string   `json:"data_classification"`
+	ComplianceScore      *float64 `json:"compliance_score"`
+	HasViolations        bool     `json:"has_violations"`
+	Violations           []string `json:"violations"`
+	RegulatoryFrameworks []string `json:"regulatory_frameworks"`
+}
+
+// EntryMetrics is the metrics part of an entry.
+type EntryMetrics struct {
+	PromptTokens     int64         `json:"prompt_tokens"`
+	CompletionTokens int64         `json:"completion_tokens"`
+	TotalTokens      int64         `json:"total_tokens"`
+	ProcessingTimeMS int64         `json:"processing_time_ms"`
+	Success          bool          `json:"success"`
+	CustomMetrics    CustomMetrics `json:"custom_metrics"`
+}
+
+// CustomMetrics carries the masked key prefix, never the key.
+type CustomMetrics struct {
+	APIKey string `json:"api_key"`
+}
+
+// FromExchange builds the entry for a finished exchange. upstream is the time
+// spent waiting on the provider, so processing time is svc's own share.
+func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
+	end := x.End
+	if end.IsZero() {
+		end = time.Now()
+	}
+	total := end.Sub(x.Start)
+	processing := total - upstream
+	if processing < 0 {
+		processing = 0
+	}
+	success := x.Err == nil && x.Status < 400
+	model := x.ResponseModel
+	if model == "" {
+		model = x.UpstreamModel
+	}
+	if model == "" {
+		model = x.Model
+	}
+	e := &Entry{
+		RequestID:            x.ID,
+		Timestamp:            x.Start.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		Provider:             x.Provider,
+		Model:                model,
+		ModelProvider:        x.Provider,
+		TokensUsed:           x.Usage.Total(),
+		Cost:                 x.Cost,
+		LatencyMS:            total.Milliseconds(),
+		ProcessingTimeMS:     processing.Milliseconds(),
+		ContentType:          contentType(x.Endpoint),
+		ConversationID:       x.ConversationID,
+		ConversationStage:    conversationStage(x),
+		RoutingStrategy:      x.RoutingStrategy,
+		RoutingReason:        x.RoutingReason,
+		ComplianceStatus:     "not_scanned",
+		ComplianceViolations: nil,
+		Compliance: ComplianceBlock{
+			DataClassification:   "unclassified",
+			Violations:           []string{},
+			RegulatoryFrameworks: []string{},
+		},
+		Metrics: EntryMetrics{
+			PromptTokens:     x.Usage.PromptTokens,
+			CompletionTokens: x.Usage.CompletionTokens,
+			TotalTokens:      x.Usage.Total(),
+			ProcessingTimeMS: processing.Milliseconds(),
+			Success:          success,
+		},
+		Status:   x.Status,
+		Endpoint: string(x.Endpoint),
+		Stream:   x.Stream,
+		ts:       x.Start.UTC(),
+	}
+	if p := x.Principal; p != nil {
+		e.UserID = p.ID
+		e.KeyID = p.ID
+		e.Metrics.CustomMetrics.APIKey = p.MaskedKey
+	}
+	if x.Chat != nil && x.Chat.User != "" {
+		e.UserID = x.Chat.User
+	}
+	if x.Err != nil {
+		ae := apierr.From(x.Err)
+		e.ErrorType = ae.Kind.Type()
+		e.Error = ae.Message
+	}
+	return e
+}
+
+func contentType(ep pipeline.Endpoint) string {
+	if ep == "" {
+		return "chat"
+	}
+	return string(ep)
+}
+
+// conversationStage is "initial" for a conversation's first turn (no assistant
+// message yet) and "continuation" after.
+func conversationStage(x *pipeline.Exchange) string {
+	if x.Chat != nil {
+		for _, m := range x.Chat.Messages {
+			if m.Role == "assistant" {
+				return "continuation"
+			}
+		}
+	}
+	return "initial"
+}
+
+// record is the entry's persisted form.
+func (e *Entry) record(js []byte) Record {
+	ts := e.ts
+	if ts.IsZero() {
+		ts, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
+	}
+	return Record{
+		RequestID: e.RequestID,
+		Timestamp: ts,
+		KeyID:     e.KeyID,
+		Provider:  e.Provider,
+		Model:     e.Model,
+		Status:    e.Status,
+		Success:   e.Metrics.Success,
+		Tokens:    e.TokensUsed,
+		Cost:      e.Cost,
+		LatencyMS: e.LatencyMS,
+		Entry:     js,
+	}
+}

@@ -1,0 +1,169 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/metrics"
+	"github.com/svc-gateway/svc/internal/store"
+)
+
+// HotLogKey is the KV log holding the hot tier of entries.
+const HotLogKey = "vas:logs"
+
+// maxBatch bounds one SQL transaction.
+const maxBatch = 512
+
+// Options configure a Logger.
+type Options struct {
+	QueueSize     int
+	FlushInterval time.Duration
+	HotTTL        time.Duration
+}
+
+// Logger writes entries off the request path. Record enqueues; a writer
+// goroutine batches entries into the KV hot tier and the SQL store. When the
+// queue is full, Record writes the entry itself (counted by a metric) rather
+// than dropping it. Close drains and flushes everything.
+type Logger struct {
+	store Store
+	kv    store.KV
+	m     *metrics.Metrics
+	log   *slog.Logger
+	opt   Options
+
+	q    chan *Entry
+	done chan struct{}
+
+	mu     sync.RWMutex // guards closed against Record racing Close
+	closed bool
+}
+
+// NewLogger starts the writer.
+func NewLogger(s Store, kv store.KV, m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
+	if opt.QueueSize <= 0 {
+		opt.QueueSize = 8192
+	}
+	if opt.FlushInterval <= 0 {
+		opt.FlushInterval = 200 * time.Millisecond
+	}
+	if opt.HotTTL <= 0 {
+		opt.HotTTL = 2 * time.Hour
+	}
+	l := &Logger{store: s, kv: kv, m: m, log: log, opt: opt,
+		q: make(chan *Entry, opt.QueueSize), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+// QueueLen is the number of entries waiting.
+func (l *Logger) QueueLen() int { return len(l.q) }
+
+// Record writes e eventually; it never blocks on the stores unless the queue
+// is full or the logger is closed, in which case it writes e synchronously.
+func (l *Logger) Record(e *Entry) {
+	l.mu.RLock()
+	if !l.closed {
+		select {
+		case l.q <- e:
+			l.mu.RUnlock()
+			return
+		default:
+		}
+	}
+	l.mu.RUnlock()
+	if l.m != nil {
+		l.m.AuditDirect.Inc()
+	}
+	l.write(context.Background(), []*Entry{e})
+}
+
+// Close stops the writer after it has written every queued entry. Entries
+// recorded after Close are written synchronously.
+func (l *Logger) Close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		<-l.done
+		return
+	}
+	l.closed = true
+	close(l.q)
+	l.mu.Unlock()
+	<-l.done
+}
+
+func (l *Logger) run() {
+	defer close(l.done)
+	tick := time.NewTicker(l.opt.FlushInterval)
+	defer tick.Stop()
+	batch := make([]*Entry, 0, maxBatch)
+	flush := func() {
+		if len(batch) > 0 {
+			l.write(context.Background(), batch)
+			clear(batch)
+			batch = batch[:0]
+		}
+	}
+	for {
+		select {
+		case e, ok := <-l.q:
+			if !ok {
+				flush()
+				return
+			}
+			batch = append(batch, e)
+			if len(batch) == maxBatch {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+// write persists entries: the hot tier (best effort) and SQL (retried).
+func (l *Logger) write(ctx context.Context, entries []*Entry) {
+	recs := make([]Record, 0, len(entries))
+	hot := make([][]byte, 0, len(entries))
+	for _, e := range entries {
+		js, err := json.Marshal(e)
+		if err != nil {
+			l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)
+			continue
+		}
+		recs = append(recs, e.record(js))
+		hot = append(hot, js)
+	}
+	kctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	if err := l.kv.AppendLog(kctx, HotLogKey, l.opt.HotTTL, hot...); err != nil {
+		l.log.Warn("audit hot tier write failed; entries still go to SQL", "entries", len(hot), "err", err)
+	}
+	cancel()
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := l.store.InsertLogs(sctx, recs)
+		cancel()
+		if err == nil {
+			return
+		}
+		if l.m != nil {
+			l.m.AuditDropped.Inc()
+		}
+		if attempt == 5 {
+			ids := make([]string, len(recs))
+			for i, r := range recs {
+				ids[i] = r.RequestID
+			}
+			l.log.Error("audit entries could not be persisted to SQL; they remain in the hot tier", "request_ids", ids, "err", err)
+			return
+		}
+		l.log.Warn("audit batch write failed; retrying", "attempt", attempt, "err", err)
+		time.Sleep(backoff)
+		backoff *= 2
+	}
+}

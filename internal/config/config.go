@@ -1,0 +1,266 @@
+// Package config owns svc's typed settings: defaults, an optional YAML file
+// (SVC_CONFIG), environment variables (which win), and Validate, which reports
+// every bad setting in one error. Setting names are the spec's (PROXY_PORT,
+// DATABASE_URL, <PROVIDER>_API_KEY, …); the YAML file is a flat map of the same
+// names, e.g. `PROXY_PORT: 7775`.
+//
+// Only cmd/ and wire import config; other packages receive the values they need.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Component names accepted by SERVICE_TYPE.
+const (
+	Proxy      = "proxy"
+	Management = "api-server"
+)
+
+// Built lists the components this build provides, in start order.
+var Built = []string{Proxy, Management}
+
+// Config is the validated configuration of one svc process.
+type Config struct {
+	// Components to run (SERVICE_TYPE). "all" expands to Built.
+	Components []string
+	// Host is the listen address for every component (SVC_HOST; "" = all interfaces).
+	Host           string
+	ProxyPort      int
+	ManagementPort int
+
+	DataDir     string // SVC_DATA_DIR
+	AdminAPIKey string // ADMIN_API_KEY; generated into DataDir when empty
+	MasterKey   string // SVC_MASTER_KEY; generated into DataDir when empty
+
+	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
+	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
+
+	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL
+	AuditQueueSize     int           // SVC_AUDIT_QUEUE_SIZE
+	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL
+	MaxBodyBytes       int64         // SVC_MAX_BODY_BYTES
+	UpstreamTimeout    time.Duration // SVC_UPSTREAM_TIMEOUT: until the provider's response headers
+	ShutdownTimeout    time.Duration // SVC_SHUTDOWN_TIMEOUT: drain limit for in-flight requests
+	DefaultProvider    string        // SVC_DEFAULT_PROVIDER
+	PricesFile         string        // SVC_PRICES_FILE: JSON price overrides
+	LogLevel           string        // SVC_LOG_LEVEL: debug, info, warn, error
+	KeyCacheTTL        time.Duration // SVC_KEY_CACHE_TTL: virtual-key lookup cache
+
+	// Providers holds <PROVIDER>_API_KEY/_API_BASE/_API_VERSION/_ENABLED settings
+	// found in the environment or file, by lowercase provider name.
+	Providers map[string]ProviderSettings
+}
+
+// ProviderSettings are one provider's settings.
+type ProviderSettings struct {
+	APIKey     string
+	APIBase    string
+	APIVersion string
+	Enabled    *bool // nil when not set
+}
+
+// Split reports whether the chosen components leave others to run in other
+// processes, in which case the stores must be shared servers.
+func (c *Config) Split() bool {
+	have := map[string]bool{}
+	for _, n := range c.Components {
+		have[n] = true
+	}
+	for _, n := range Built {
+		if !have[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// Has reports whether component name is to run.
+func (c *Config) Has(name string) bool {
+	for _, n := range c.Components {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Source supplies raw setting values by name. Lookup returns ok=false when the
+// setting is not set.
+type Source interface {
+	Lookup(name string) (string, bool)
+	Names() []string
+}
+
+// Env is the process environment as a Source.
+type Env struct{}
+
+// Lookup implements Source.
+func (Env) Lookup(name string) (string, bool) { return os.LookupEnv(name) }
+
+// Names implements Source.
+func (Env) Names() []string {
+	var names []string
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// Map is a Source backed by a map (tests, YAML files).
+type Map map[string]string
+
+// Lookup implements Source.
+func (m Map) Lookup(name string) (string, bool) { v, ok := m[name]; return v, ok }
+
+// Names implements Source.
+func (m Map) Names() []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	return names
+}
+
+// layered looks settings up in sources in order; the first that has it wins.
+type layered []Source
+
+func (l layered) Lookup(name string) (string, bool) {
+	for _, s := range l {
+		if v, ok := s.Lookup(name); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (l layered) Names() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, s := range l {
+		for _, n := range s.Names() {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LoadFile reads a flat YAML map of setting names to scalar values.
+func LoadFile(path string) (Map, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_CONFIG: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("SVC_CONFIG %s: not a YAML map of settings: %w", path, err)
+	}
+	m := Map{}
+	var bad []string
+	for k, v := range raw {
+		switch v := v.(type) {
+		case nil:
+			m[k] = ""
+		case string:
+			m[k] = v
+		case bool, int, int64, uint64, float64:
+			m[k] = fmt.Sprint(v)
+		default:
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, fmt.Errorf("SVC_CONFIG %s: settings must be scalar values: %s", path, strings.Join(bad, ", "))
+	}
+	return m, nil
+}
+
+// Load builds the configuration from the environment and, when SVC_CONFIG
+// names a file, that file (the environment wins). It validates the result.
+func Load() (*Config, error) {
+	var src Source = Env{}
+	if path, ok := os.LookupEnv("SVC_CONFIG"); ok && path != "" {
+		file, err := LoadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		src = layered{Env{}, file}
+	}
+	return FromSource(src)
+}
+
+// FromSource builds and validates a configuration from src.
+func FromSource(src Source) (*Config, error) {
+	p := parser{src: src}
+	c := &Config{
+		Host:               p.str("SVC_HOST", ""),
+		ProxyPort:          p.port("PROXY_PORT", 7775),
+		ManagementPort:     p.port("MANAGEMENT_PORT", 7778),
+		DataDir:            p.str("SVC_DATA_DIR", "./data"),
+		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
+		MasterKey:          p.str("SVC_MASTER_KEY", ""),
+		DatabaseURL:        p.str("DATABASE_URL", ""),
+		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
+		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
+		AuditQueueSize:     p.intRange("SVC_AUDIT_QUEUE_SIZE", 8192, 1, 1<<22),
+		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
+		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),
+		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
+		ShutdownTimeout:    p.duration("SVC_SHUTDOWN_TIMEOUT", 30*time.Second, 0),
+		DefaultProvider:    strings.ToLower(p.str("SVC_DEFAULT_PROVIDER", "openai")),
+		PricesFile:         p.str("SVC_PRICES_FILE", ""),
+		LogLevel:           p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
+	}
+	c.Components = p.components("SERVICE_TYPE")
+	c.Providers = p.providers()
+
+	if c.DataDir == "" {
+		p.bad("SVC_DATA_DIR", "must not be empty")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		p.bad("DATABASE_URL", "must be a postgres:// URL or a sqlite: path")
+	}
+	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
+		p.bad("KEYSTORE_REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
+	}
+	if c.Has(Proxy) && c.Has(Management) && c.ProxyPort == c.ManagementPort && c.ProxyPort != 0 {
+		p.bad("MANAGEMENT_PORT", "must differ from PROXY_PORT")
+	}
+	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
+		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
+	}
+	if len(c.Components) > 0 && c.Split() {
+		if c.RedisURL == "" {
+			p.bad("KEYSTORE_REDIS_URL", fmt.Sprintf("is required when SERVICE_TYPE runs only %s: components in separate processes cannot share the in-process store", strings.Join(c.Components, ",")))
+		}
+		if !strings.HasPrefix(c.DatabaseURL, "postgres") {
+			p.bad("DATABASE_URL", fmt.Sprintf("must be a postgres:// URL when SERVICE_TYPE runs only %s: components in separate processes cannot share an embedded SQLite file", strings.Join(c.Components, ",")))
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// SQLitePath is the database file used when DATABASE_URL is empty.
+func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "svc.db") }
+
+// Addr is the listen address for port.
+func (c *Config) Addr(port int) string { return c.Host + ":" + strconv.Itoa(port) }

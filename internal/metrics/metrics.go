@@ -1,0 +1,149 @@
+// Package metrics owns svc's Prometheus collectors (svc_* names of the spec)
+// and the /metrics handler. Each process builds one Metrics on its own
+// registry, so tests can run several side by side.
+//
+// wire, proxy, audit and mgmt import metrics; it imports only client_golang.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the collectors.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Requests       *prometheus.CounterVec   // provider, model, status
+	Latency        *prometheus.HistogramVec // provider
+	Tokens         *prometheus.CounterVec   // provider, direction
+	Cost           *prometheus.CounterVec   // provider
+	ProviderErrors *prometheus.CounterVec   // provider, status_code
+	CacheHits      *prometheus.CounterVec   // tier
+	CacheMisses    prometheus.Counter
+	MCPCalls       *prometheus.CounterVec // server, tool
+	VKeySpend      *prometheus.GaugeVec   // key
+	AuditDirect    prometheus.Counter     // entries written synchronously because the queue was full
+	AuditDropped   prometheus.Counter     // entries that could not be written at all
+	AuditQueue     prometheus.GaugeFunc
+	InFlight       prometheus.Gauge
+}
+
+// New registers every collector on a fresh registry, with the Go and process
+// collectors. queueLen may be nil.
+func New(queueLen func() float64) *Metrics {
+	r := prometheus.NewRegistry()
+	if queueLen == nil {
+		queueLen = func() float64 { return 0 }
+	}
+	m := &Metrics{
+		Registry: r,
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_requests_total", Help: "Proxied requests by provider, model and answered HTTP status.",
+		}, []string{"provider", "model", "status"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "svc_request_latency_seconds", Help: "Total latency of proxied requests, by provider.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"provider"}),
+		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_tokens_total", Help: "Tokens by provider and direction (prompt, completion).",
+		}, []string{"provider", "direction"}),
+		Cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_cost_usd_total", Help: "Estimated cost in USD by provider.",
+		}, []string{"provider"}),
+		ProviderErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_provider_errors_total", Help: "Errors answered by providers, by status code (0 = no answer).",
+		}, []string{"provider", "status_code"}),
+		CacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_cache_hits_total", Help: "Semantic cache hits by tier (L1, L2, L3).",
+		}, []string{"tier"}),
+		CacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_cache_misses_total", Help: "Semantic cache misses.",
+		}),
+		MCPCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_mcp_calls_total", Help: "Tool gateway calls by server and tool.",
+		}, []string{"server", "tool"}),
+		VKeySpend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "svc_vkey_spend_usd", Help: "Spend of a virtual key in its current period, USD.",
+		}, []string{"key"}),
+		AuditDirect: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_direct_writes_total", Help: "Audit entries written on the request path because the queue was full.",
+		}),
+		AuditDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_write_failures_total", Help: "Audit batches that failed to persist and were retried.",
+		}),
+		AuditQueue: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "svc_audit_queue_length", Help: "Audit entries waiting to be written.",
+		}, queueLen),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "svc_requests_in_flight", Help: "Proxied requests being served.",
+		}),
+	}
+	r.MustRegister(m.Requests, m.Latency, m.Tokens, m.Cost, m.ProviderErrors, m.CacheHits, m.CacheMisses,
+		m.MCPCalls, m.VKeySpend, m.AuditDirect, m.AuditDropped, m.AuditQueue, m.InFlight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+// Request is what one finished proxied request reports.
+type Request struct {
+	Provider         string
+	Model            string
+	Status           int
+	Latency          time.Duration
+	PromptTokens     int64
+	CompletionTokens int64
+	Cost             float64
+	// UpstreamStatus is the provider's error status (0 when the provider
+	// answered successfully or was never called); UpstreamFailed marks a call
+	// that failed without an answer.
+	UpstreamStatus int
+	UpstreamFailed bool
+}
+
+var statusText = func() [600]string {
+	var s [600]string
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func code(n int) string {
+	if n >= 0 && n < len(statusText) {
+		return statusText[n]
+	}
+	return strconv.Itoa(n)
+}
+
+// Observe records one finished request.
+func (m *Metrics) Observe(r Request) {
+	provider := r.Provider
+	if provider == "" {
+		provider = "none"
+	}
+	m.Requests.WithLabelValues(provider, r.Model, code(r.Status)).Inc()
+	m.Latency.WithLabelValues(provider).Observe(r.Latency.Seconds())
+	if r.PromptTokens > 0 {
+		m.Tokens.WithLabelValues(provider, "prompt").Add(float64(r.PromptTokens))
+	}
+	if r.CompletionTokens > 0 {
+		m.Tokens.WithLabelValues(provider, "completion").Add(float64(r.CompletionTokens))
+	}
+	if r.Cost > 0 {
+		m.Cost.WithLabelValues(provider).Add(r.Cost)
+	}
+	if r.UpstreamStatus >= 400 || r.UpstreamFailed {
+		m.ProviderErrors.WithLabelValues(provider, code(r.UpstreamStatus)).Inc()
+	}
+}

@@ -1,0 +1,40 @@
+package mgmt
+
+import (
+	"net/http"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/audit"
+)
+
+func (a *API) logs(w http.ResponseWriter, r *http.Request) {
+	q, err := audit.ParseQuery(r.URL.Query(), a.d.Now())
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	page, err := audit.Logs(ctx, a.d.Logs, q)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (a *API) logMetrics(w http.ResponseWriter, r *http.Request) {
+	since, err := audit.DaysSince(r.URL.Query(), a.d.Now())
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	sum, err := audit.Summarize(ctx, a.d.Logs, since)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}

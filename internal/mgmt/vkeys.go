@@ -1,0 +1,171 @@
+package mgmt
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/jsonbody"
+)
+
+func decodeBody(b []byte, v any) error { return jsonbody.Decode(b, v, true) }
+
+// createKeyBody accepts the spec's field names and the dashboard's aliases
+// (name, model_allowlist, monthly_spend_cap).
+type createKeyBody struct {
+	Alias             *string  `json:"alias"`
+	Name              *string  `json:"name"`
+	BudgetPeriod      string   `json:"budget_period"`
+	MaxBudgetUSD      *float64 `json:"max_budget_usd"`
+	MonthlySpendCap   *float64 `json:"monthly_spend_cap"`
+	ModelRestrictions []string `json:"model_restrictions"`
+	ModelAllowlist    []string `json:"model_allowlist"`
+	RPMLimit          int      `json:"rpm_limit"`
+	TPMLimit          int      `json:"tpm_limit"`
+	PolicySet         string   `json:"policy_set"`
+	TeamID            string   `json:"team_id"`
+}
+
+func (b *createKeyBody) params() (auth.CreateParams, error) {
+	p := auth.CreateParams{BudgetPeriod: b.BudgetPeriod, RPMLimit: b.RPMLimit, TPMLimit: b.TPMLimit, PolicySet: b.PolicySet, TeamID: b.TeamID}
+	switch {
+	case b.Alias != nil:
+		p.Alias = *b.Alias
+	case b.Name != nil:
+		p.Alias = *b.Name
+	}
+	switch {
+	case b.MaxBudgetUSD != nil && b.MonthlySpendCap != nil:
+		return p, apierr.BadParam("monthly_spend_cap", "send max_budget_usd or monthly_spend_cap, not both")
+	case b.MaxBudgetUSD != nil:
+		p.MaxBudgetUSD = *b.MaxBudgetUSD
+	case b.MonthlySpendCap != nil:
+		p.MaxBudgetUSD = *b.MonthlySpendCap
+		if p.BudgetPeriod == "" {
+			p.BudgetPeriod = "monthly"
+		} else if p.BudgetPeriod != "monthly" {
+			return p, apierr.BadParam("budget_period", "monthly_spend_cap implies budget_period monthly")
+		}
+	}
+	switch {
+	case b.ModelRestrictions != nil && b.ModelAllowlist != nil:
+		return p, apierr.BadParam("model_allowlist", "send model_restrictions or model_allowlist, not both")
+	case b.ModelRestrictions != nil:
+		p.ModelRestrictions = b.ModelRestrictions
+	default:
+		p.ModelRestrictions = b.ModelAllowlist
+	}
+	return p, nil
+}
+
+// keyView is a key as the API shows it (never the secret or its hash).
+type keyView struct {
+	auth.VirtualKey
+	Status string `json:"status"`
+}
+
+func view(k auth.VirtualKey) keyView {
+	s := "active"
+	if k.Revoked() {
+		s = "revoked"
+	}
+	return keyView{VirtualKey: k, Status: s}
+}
+
+func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
+	var body createKeyBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	p, err := body.params()
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	k, secret, err := a.d.Keys.Create(ctx, p)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		keyView
+		Key string `json:"key"`
+	}{view(k), secret})
+}
+
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	keys, err := a.d.Keys.List(ctx)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	out := make([]keyView, len(keys))
+	for i, k := range keys {
+		out[i] = view(k)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total": len(out)})
+}
+
+func (a *API) getKey(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	k, err := a.d.Keys.Get(ctx, r.PathValue("id"))
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view(k))
+}
+
+func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	k, err := a.d.Keys.Revoke(ctx, r.PathValue("key"))
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view(k))
+}
+
+// budgetView is GET /api/enterprise/vkeys/{id}/budget.
+type budgetView struct {
+	ID           string    `json:"id"`
+	BudgetPeriod string    `json:"budget_period"`
+	PeriodStart  time.Time `json:"period_start"`
+	PeriodEnd    time.Time `json:"period_end"`
+	SpendUSD     float64   `json:"spend_usd"`
+	MaxBudgetUSD float64   `json:"max_budget_usd"`
+	// RemainingUSD is nil when the key has no cap.
+	RemainingUSD *float64 `json:"remaining_usd"`
+}
+
+func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	k, err := a.d.Keys.Get(ctx, r.PathValue("id"))
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	now := a.d.Now()
+	start := auth.PeriodStart(k.BudgetPeriod, now)
+	spend, err := a.d.Logs.SpendSince(ctx, k.ID, start)
+	if err != nil {
+		apierr.Write(w, apierr.Wrap(apierr.Internal, "store_error", "could not read the key's spend", err))
+		return
+	}
+	v := budgetView{ID: k.ID, BudgetPeriod: k.BudgetPeriod, PeriodStart: start, PeriodEnd: auth.PeriodEnd(k.BudgetPeriod, now),
+		SpendUSD: spend, MaxBudgetUSD: k.MaxBudgetUSD}
+	if k.MaxBudgetUSD > 0 {
+		rem := max(k.MaxBudgetUSD-spend, 0)
+		v.RemainingUSD = &rem
+	}
+	writeJSON(w, http.StatusOK, v)
+}

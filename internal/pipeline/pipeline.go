@@ -1,0 +1,98 @@
+// Package pipeline defines the proxy's request path: the Exchange (the state
+// of one proxied request), the Handler and Middleware types, the chain builder,
+// and stream wrappers through which stages observe a streamed answer without
+// buffering it.
+//
+// The proxy, its stages (auth, limit, cache, compliance, route, audit) and the
+// wire package import pipeline. It imports llm, identity and apierr only.
+package pipeline
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/llm"
+)
+
+// Endpoint names the kind of proxied operation.
+type Endpoint string
+
+// Endpoints of the proxy.
+const (
+	Chat           Endpoint = "chat"
+	Embeddings     Endpoint = "embeddings"
+	Completions    Endpoint = "completions"
+	Transcriptions Endpoint = "audio_transcription"
+	Speech         Endpoint = "audio_speech"
+	Images         Endpoint = "images"
+	Rerank         Endpoint = "rerank"
+	NativeMessages Endpoint = "native_messages"
+)
+
+// Exchange is the state of one proxied request as it moves through the
+// stages. The inbound request and body are never mutated; stages record what
+// they decide and observe in the other fields. An Exchange is used by one
+// goroutine at a time: the stages in order, then whoever drains the stream.
+type Exchange struct {
+	ID       string // request id (UUID); x-svc-request-id
+	Start    time.Time
+	Endpoint Endpoint
+	Inbound  *http.Request
+	Body     []byte
+
+	// Chat is the decoded request body for Chat exchanges.
+	Chat *llm.ChatRequest
+	// Model is the model the caller asked for, as sent.
+	Model  string
+	Stream bool
+
+	ConversationID string
+	Principal      *identity.Principal
+
+	// Route: filled by the route stage.
+	Provider        string // provider that serves the request
+	UpstreamModel   string // model sent upstream (prefix stripped)
+	RoutingStrategy string // direct, cache, fallback, …
+	RoutingReason   string // provider:<name>, cache_hit:tier=L1, …
+
+	// Outcome: filled as the answer comes back.
+	Status        int       // HTTP status answered to the caller
+	Usage         llm.Usage // tokens, from the provider's usage
+	Cost          float64   // USD, from the price table
+	ResponseModel string    // model named by the provider's answer
+	FirstByte     time.Time // when the first byte of the answer was ready
+	End           time.Time // when the answer was complete
+	// Upstream is the time spent waiting on the provider.
+	Upstream time.Duration
+	// UpstreamStatus is the provider's HTTP status (0 when it never answered).
+	UpstreamStatus int
+	Err            error // the error answered, if any
+
+	// Header holds response headers stages add for the caller (x-svc-*, limits).
+	Header http.Header
+}
+
+// Response is a stage's answer: either a complete Body or a Stream.
+type Response struct {
+	Status int
+	// Header holds headers to forward from the provider (content type, …).
+	Header http.Header
+	Body   []byte
+	Stream llm.Stream
+}
+
+// Handler runs the rest of the request path for x.
+type Handler func(ctx context.Context, x *Exchange) (*Response, error)
+
+// Middleware is one stage of the request path.
+type Middleware func(next Handler) Handler
+
+// Chain returns h wrapped by mws, the first outermost.
+func Chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}

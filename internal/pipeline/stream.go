@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"errors"
+	"io"
+
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
+)
+
+// OnEvent is called for every event of a stream as it passes.
+type OnEvent func(ev sse.Event)
+
+// OnEnd is called once when a stream ends: with nil after a clean end, with the
+// error otherwise (including a Close before the end, reported as ErrAbandoned).
+type OnEnd func(err error)
+
+// ErrAbandoned is passed to OnEnd when a stream is closed before its end,
+// typically because the caller went away.
+var ErrAbandoned = errors.New("stream closed before its end")
+
+// Observe wraps s so that each event is passed to onEvent (may be nil) and
+// onEnd (may be nil) runs exactly once when the stream ends or is closed.
+func Observe(s llm.Stream, onEvent OnEvent, onEnd OnEnd) llm.Stream {
+	return &observed{s: s, onEvent: onEvent, onEnd: onEnd}
+}
+
+type observed struct {
+	s       llm.Stream
+	onEvent OnEvent
+	onEnd   OnEnd
+	done    bool
+}
+
+func (o *observed) Next() (sse.Event, error) {
+	ev, err := o.s.Next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			o.finish(nil)
+		} else {
+			o.finish(err)
+		}
+		return ev, err
+	}
+	if o.onEvent != nil {
+		o.onEvent(ev)
+	}
+	return ev, nil
+}
+
+func (o *observed) Close() error {
+	err := o.s.Close()
+	o.finish(ErrAbandoned)
+	return err
+}
+
+func (o *observed) finish(err error) {
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.onEnd != nil {
+		o.onEnd(err)
+	}
+}

@@ -1,0 +1,102 @@
+// Package openai is the adapter for the OpenAI wire format, used by OpenAI and
+// every OpenAI-compatible provider (Groq, Mistral, DeepSeek, xAI, Together,
+// Fireworks, OpenRouter, Perplexity, Cerebras, Ollama, vLLM, LM Studio, and
+// any <NAME>_API_BASE). Since svc's canonical format is OpenAI's, it forwards
+// the caller's bytes, patching only the model name and the stream usage
+// option, so unknown fields and content parts pass through untouched.
+//
+// Imported by wire (to register it) and tests only. It imports llm, apierr and
+// llm/sse, as every adapter.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// Adapter speaks the OpenAI chat completions API.
+type Adapter struct{}
+
+// New returns the adapter.
+func New() *Adapter { return &Adapter{} }
+
+// NewChatRequest builds POST {base}/chat/completions with the caller's body,
+// the model replaced by the target's and, for streams, usage requested.
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+	body, err := PatchBody(c.Raw, c.Req.Model != t.Model, t.Model, c.Req.Stream && (c.Req.StreamOptions == nil || !c.Req.StreamOptions.IncludeUsage))
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Req.Stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	return req, nil
+}
+
+var includeUsage = []byte(`"stream_options":{"include_usage":true},`)
+
+// PatchBody returns raw with "model" set to model (when setModel) and
+// stream_options.include_usage set (when wantUsage). Other fields keep their
+// bytes. When nothing changes raw is returned as is.
+func PatchBody(raw []byte, setModel bool, model string, wantUsage bool) ([]byte, error) {
+	if !setModel && !wantUsage {
+		return raw, nil
+	}
+	if !setModel && !bytes.Contains(raw, []byte(`"stream_options"`)) {
+		// Fast path: insert the option after the opening brace.
+		i := bytes.IndexByte(raw, '{')
+		if i < 0 {
+			return nil, apierr.New(apierr.InvalidRequest, "invalid_json", "request body must be a JSON object")
+		}
+		out := make([]byte, 0, len(raw)+len(includeUsage))
+		out = append(out, raw[:i+1]...)
+		rest := bytes.TrimSpace(raw[i+1:])
+		if len(rest) > 0 && rest[0] == '}' {
+			out = append(out, includeUsage[:len(includeUsage)-1]...)
+		} else {
+			out = append(out, includeUsage...)
+		}
+		return append(out, raw[i+1:]...), nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, apierr.Wrap(apierr.InvalidRequest, "invalid_json", "request body is not valid JSON", err)
+	}
+	if setModel {
+		m, _ := json.Marshal(model)
+		fields["model"] = m
+	}
+	if wantUsage {
+		opts := map[string]json.RawMessage{}
+		if prev, ok := fields["stream_options"]; ok && !bytes.Equal(bytes.TrimSpace(prev), []byte("null")) {
+			if err := json.Unmarshal(prev, &opts); err != nil {
+				return nil, apierr.BadParam("stream_options", "stream_options must be an object")
+			}
+		}
+		opts["include_usage"] = json.RawMessage("true")
+		b, _ := json.Marshal(opts)
+		fields["stream_options"] = b
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return nil, apierr.Wrap(apierr.InvalidRequest, "invalid_json", "request body is not valid JSON", err)
+	}
+	return out, nil
+}
+
+var (
+	_ provider.ChatAdapter = (*Adapter)(nil)
+	_ provider.ModelLister = (*Adapter)(nil)
+)

@@ -1,0 +1,92 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// maxEvent bounds one SSE event from a provider.
+const maxEvent = 8 << 20
+
+// DecodeChatStream relays the provider's chunks as they are, ending at [DONE]
+// (which the HTTP surface writes itself). Usage and model are recorded in info.
+func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
+	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info}
+}
+
+type stream struct {
+	body io.ReadCloser
+	r    *sse.Reader
+	info *provider.StreamInfo
+	done bool
+}
+
+var (
+	doneData    = []byte("[DONE]")
+	usageKey    = []byte(`"usage"`)
+	errorPrefix = []byte(`{"error"`)
+)
+
+func (s *stream) Next() (sse.Event, error) {
+	for {
+		if s.done {
+			return sse.Event{}, io.EOF
+		}
+		ev, err := s.r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return sse.Event{}, apierr.New(apierr.UpstreamError, "upstream_stream_truncated", "the provider's stream ended before [DONE]")
+			}
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				return sse.Event{}, apierr.Wrap(apierr.UpstreamError, "upstream_bad_response", "the provider sent an oversized stream event", err)
+			}
+			return sse.Event{}, apierr.Wrap(apierr.UpstreamError, "upstream_stream_failed", "the provider's stream failed", err)
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if bytes.Equal(data, doneData) {
+			s.done = true
+			return sse.Event{}, io.EOF
+		}
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(data, errorPrefix) {
+			return sse.Event{}, streamError(data)
+		}
+		if s.info.Model == "" || bytes.Contains(data, usageKey) {
+			var sum summary
+			if err := json.Unmarshal(data, &sum); err == nil {
+				if s.info.Model == "" {
+					s.info.Model = sum.Model
+				}
+				if sum.Usage != nil {
+					s.info.Usage = *sum.Usage
+					if s.info.HideUsage && len(sum.Choices) == 0 {
+						continue
+					}
+				}
+			}
+		}
+		return ev, nil
+	}
+}
+
+func (s *stream) Close() error { return s.body.Close() }
+
+// streamError turns an in-stream error object into an UpstreamError.
+func streamError(data []byte) error {
+	var b errorBody
+	_ = json.Unmarshal(data, &b)
+	msg := "the provider reported an error mid-stream"
+	if b.Error.Message != "" {
+		msg += ": " + redact(b.Error.Message)
+	}
+	return apierr.New(apierr.UpstreamError, "upstream_stream_error", msg)
+}

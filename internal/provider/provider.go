@@ -1,0 +1,65 @@
+// Package provider defines what a provider adapter is — pure translation
+// between svc's canonical (OpenAI-shaped) types and one wire format — and the
+// registry of configured providers: name, adapter, base URL, credential
+// signer, model families and enable flag. Adapters live in subpackages, one
+// per wire format (provider/openai, …).
+//
+// proxy, route and wire import provider; adapters import only llm, apierr and
+// llm/sse (a test enforces it); mgmt never imports provider packages.
+package provider
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
+)
+
+// Target is the resolved destination of one upstream call.
+type Target struct {
+	Provider   string
+	Model      string // the model name the provider expects
+	BaseURL    string // as the provider's SDK takes it (with /v1 for OpenAI-style)
+	APIVersion string
+}
+
+// ChatCall is a chat request as the adapter receives it: the decoded request
+// and the caller's original bytes (adapters that speak OpenAI forward those).
+type ChatCall struct {
+	Req *llm.ChatRequest
+	Raw []byte
+}
+
+// StreamInfo is filled by an adapter's stream as events pass: usage and model
+// are known only at the end of most streams.
+type StreamInfo struct {
+	Usage llm.Usage
+	Model string
+	// HideUsage, set by the caller before decoding, asks the adapter not to
+	// relay usage-only chunks: svc always asks providers for usage (to bill),
+	// but relays it only to clients that asked for it themselves.
+	HideUsage bool
+}
+
+// ChatAdapter translates chat completions for one wire format. It never does
+// I/O: it builds requests and decodes bodies the caller supplies.
+type ChatAdapter interface {
+	// NewChatRequest builds the upstream request (without credentials).
+	NewChatRequest(ctx context.Context, t Target, c ChatCall) (*http.Request, error)
+	// DecodeChat turns a successful upstream body into an OpenAI chat
+	// completion body, with its usage and model.
+	DecodeChat(body []byte) (out []byte, usage llm.Usage, model string, err error)
+	// DecodeChatStream turns the upstream stream body into OpenAI chunk events,
+	// recording usage and model in info as they pass.
+	DecodeChatStream(body io.ReadCloser, info *StreamInfo) llm.Stream
+	// DecodeError turns an upstream error answer into an error for the caller.
+	DecodeError(provider string, status int, header http.Header, body []byte) *apierr.Error
+}
+
+// ModelLister is the optional ability to list the provider's models.
+type ModelLister interface {
+	NewModelsRequest(ctx context.Context, t Target) (*http.Request, error)
+	DecodeModels(body []byte) ([]string, error)
+}

@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/keyvault"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// maxErrorBody bounds an upstream error body svc reads.
+const maxErrorBody = 1 << 20
+
+// callChat is the innermost stage: one call to the resolved provider.
+func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+	prov, ok := p.d.Registry.Lookup(x.Provider)
+	if !ok {
+		return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
+	}
+	key, err := p.providerKey(ctx, prov)
+	if err != nil {
+		return nil, err
+	}
+	target := provider.Target{Provider: prov.Name, Model: x.UpstreamModel, BaseURL: prov.BaseURL, APIVersion: prov.APIVersion}
+	req, err := prov.Adapter.NewChatRequest(ctx, target, provider.ChatCall{Req: x.Chat, Raw: x.Body})
+	if err != nil {
+		return nil, err
+	}
+	if err := signerFor(prov).Sign(req, key); err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "sign_failed", "could not sign the provider request", err)
+	}
+	start := time.Now()
+	resp, err := p.d.Client.Do(req)
+	if err != nil {
+		x.Upstream = time.Since(start)
+		return nil, err
+	}
+	x.UpstreamStatus = resp.StatusCode
+	if resp.StatusCode >= 400 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		x.Upstream = time.Since(start)
+		return nil, prov.Adapter.DecodeError(prov.Name, resp.StatusCode, resp.Header, body)
+	}
+	if x.Stream {
+		x.FirstByte = time.Now()
+		info := &provider.StreamInfo{HideUsage: x.Chat.StreamOptions == nil || !x.Chat.StreamOptions.IncludeUsage}
+		s := prov.Adapter.DecodeChatStream(resp.Body, info)
+		s = pipeline.Observe(s, nil, func(error) {
+			x.Upstream = time.Since(start)
+			x.Usage, x.ResponseModel = info.Usage, info.Model
+			x.Cost = p.cost(prov.Name, x.UpstreamModel, info.Model, &info.Usage)
+		})
+		return &pipeline.Response{Status: http.StatusOK, Stream: s, Header: http.Header{"Content-Type": {"text/event-stream"}}}, nil
+	}
+	raw, err := p.d.Client.ReadBody(resp)
+	x.Upstream = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	out, usage, model, err := prov.Adapter.DecodeChat(raw)
+	if err != nil {
+		return nil, err
+	}
+	x.FirstByte = time.Now()
+	x.Usage, x.ResponseModel = usage, model
+	x.Cost = p.cost(prov.Name, x.UpstreamModel, model, &usage)
+	return &pipeline.Response{Status: http.StatusOK, Body: out, Header: http.Header{"Content-Type": {"application/json"}}}, nil
+}
+
+// providerKey is the server-side key for prov: stored, else env.
+func (p *Proxy) providerKey(ctx context.Context, prov *provider.Provider) (string, error) {
+	key, err := p.d.Vault.Key(ctx, prov.Name)
+	switch {
+	case err == nil:
+		return key, nil
+	case errors.Is(err, keyvault.ErrNoKey) && prov.KeyOptional:
+		return "", nil
+	case errors.Is(err, keyvault.ErrNoKey):
+		return "", apierr.Newf(apierr.Unavailable, "provider_not_configured",
+			"provider %s has no API key: set %s_API_KEY or store one with POST /api/enterprise/keys", prov.Name, envName(prov.Name))
+	}
+	return "", apierr.Wrap(apierr.Unavailable, "key_store_unavailable", "the provider key store is unavailable", err)
+}
+
+// cost prices usage with the requested model, else the model the provider
+// reported.
+func (p *Proxy) cost(prov, model, reported string, u *llm.Usage) float64 {
+	price, ok := p.d.Prices.Lookup(prov, model)
+	if !ok && reported != "" {
+		price, ok = p.d.Prices.Lookup(prov, reported)
+	}
+	if !ok {
+		return 0
+	}
+	return price.Cost(pricing.Usage{
+		PromptTokens:       u.PromptTokens,
+		CompletionTokens:   u.CompletionTokens,
+		CachedPromptTokens: u.Cached(),
+		CacheWriteTokens:   u.CacheWrite(),
+		ReasoningTokens:    u.Reasoning(),
+	})
+}
+
+func envName(provider string) string {
+	b := []byte(provider)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 32
+		case c == '-':
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

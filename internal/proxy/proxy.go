@@ -1,0 +1,116 @@
+// Package proxy is the HTTP surface of the proxy component: the OpenAI-
+// compatible routes (/v1/chat/completions, /v1/models), /health, /ready and
+// /metrics. It assembles the request path from the stages of the other
+// packages — record (audit + metrics) → auth → decode → route → provider — and
+// writes answers: JSON bodies, SSE streams relayed event by event, and errors.
+//
+// Only wire imports proxy.
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/metrics"
+	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/route"
+	"github.com/svc-gateway/svc/internal/upstream"
+	"github.com/svc-gateway/svc/internal/upstream/cred"
+)
+
+// KeySource resolves provider API keys (keyvault.Vault).
+type KeySource interface {
+	Key(ctx context.Context, provider string) (string, error)
+}
+
+// Deps are what the proxy needs.
+type Deps struct {
+	Keys     *auth.Keys
+	Vault    KeySource
+	Registry *provider.Registry
+	Resolver *route.Resolver
+	Client   *upstream.Client
+	Prices   *pricing.Table
+	Audit    *audit.Logger
+	Metrics  *metrics.Metrics
+	Log      *slog.Logger
+	// MaxBodyBytes bounds request bodies (413 above).
+	MaxBodyBytes int64
+	// Probes are the readiness checks of /ready.
+	Probes map[string]app.Probe
+}
+
+// Proxy serves the proxy component's routes.
+type Proxy struct {
+	d      Deps
+	chat   pipeline.Handler
+	models *modelCache
+}
+
+// New assembles the proxy.
+func New(d Deps) *Proxy {
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = 50 << 20
+	}
+	p := &Proxy{d: d}
+	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)
+	p.chat = pipeline.Chain(p.callChat,
+		p.record,
+		d.Keys.Stage(false),
+		p.decodeChat,
+		p.routeStage,
+	)
+	return p
+}
+
+// Handler returns the proxy's routes.
+func (p *Proxy) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", p.serveChat)
+	mux.HandleFunc("POST /chat/completions", p.serveChat)
+	mux.HandleFunc("GET /v1/models", p.serveModels)
+	mux.Handle("GET /metrics", p.d.Metrics.Handler())
+	app.Health(mux, p.d.Probes)
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+// Run refreshes provider model lists in the background until ctx ends.
+func (p *Proxy) Run(ctx context.Context) error {
+	p.models.run(ctx, 10*time.Minute)
+	return nil
+}
+
+func init() { uuid.EnableRandPool() }
+
+func newExchange(r *http.Request, ep pipeline.Endpoint) *pipeline.Exchange {
+	conv := r.Header.Get("x-conversation-id")
+	if conv == "" {
+		conv = r.Header.Get("x-session-id")
+	}
+	return &pipeline.Exchange{
+		ID:             uuid.NewString(),
+		Start:          time.Now(),
+		Endpoint:       ep,
+		Inbound:        r,
+		ConversationID: conv,
+		Header:         make(http.Header, 8),
+	}
+}
+
+// signerFor returns p's signer, bearer by default.
+func signerFor(p *provider.Provider) cred.Signer {
+	if p.Signer != nil {
+		return p.Signer
+	}
+	return cred.Bearer{}
+}

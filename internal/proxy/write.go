@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/llm/sse"
+	"github.com/svc-gateway/svc/internal/pipeline"
+)
+
+// Response headers of every proxied answer.
+const (
+	hProvider  = "X-Svc-Provider"
+	hModel     = "X-Svc-Model"
+	hRequestID = "X-Svc-Request-Id"
+	hCallID    = "X-Svc-Call-Id"
+	hLatency   = "X-Svc-Latency-Ms"
+	hCost      = "X-Svc-Cost-Usd"
+)
+
+var doneData = []byte("[DONE]")
+
+func (p *Proxy) serveChat(w http.ResponseWriter, r *http.Request) {
+	x := newExchange(r, pipeline.Chat)
+	resp, err := p.chat(r.Context(), x)
+	p.write(w, x, resp, err)
+}
+
+// write answers the exchange: an error, a JSON body, or a relayed stream.
+func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response, err error) {
+	h := w.Header()
+	for k, v := range x.Header {
+		h[k] = v
+	}
+	h.Set(hRequestID, x.ID)
+	h.Set(hCallID, x.ID)
+	if x.Provider != "" {
+		h.Set(hProvider, x.Provider)
+	}
+	if m := modelOf(x); m != "" {
+		h.Set(hModel, m)
+	}
+	if err != nil {
+		h.Set(hLatency, millis(time.Since(x.Start)))
+		h.Set(hCost, "0")
+		apierr.Write(w, err)
+		return
+	}
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	if resp.Stream == nil {
+		h.Set(hLatency, millis(time.Since(x.Start)))
+		h.Set(hCost, usd(x.Cost))
+		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+		w.WriteHeader(resp.Status)
+		_, _ = w.Write(resp.Body)
+		return
+	}
+	p.relay(w, x, resp)
+}
+
+// relay writes a stream event by event, flushing each, and reports cost and
+// total latency as trailers (they are known only at the end).
+func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response) {
+	s := resp.Stream
+	defer s.Close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Trailer", hCost+", "+hLatency)
+	h.Set(hLatency, millis(time.Since(x.Start)))
+	w.WriteHeader(resp.Status)
+	sw := sse.NewWriter(w)
+	var err error
+	clientGone := false
+	for {
+		var ev sse.Event
+		ev, err = s.Next()
+		if err != nil {
+			break
+		}
+		var werr error
+		if ev.Event == "" && ev.ID == "" {
+			werr = sw.WriteData(ev.Data)
+		} else {
+			werr = sw.WriteEvent(ev)
+		}
+		if werr != nil {
+			clientGone = true // Close below ends the upstream call
+			break
+		}
+	}
+	switch {
+	case clientGone || x.Inbound.Context().Err() != nil:
+	case errors.Is(err, io.EOF):
+		_ = sw.WriteData(doneData)
+	default:
+		// A failure after the headers: tell the client in the stream.
+		_ = sw.WriteData(apierr.JSON(err))
+	}
+	_ = s.Close()
+	h.Set(hCost, usd(x.Cost))
+	h.Set(hLatency, millis(time.Since(x.Start)))
+}
+
+func modelOf(x *pipeline.Exchange) string {
+	if x.ResponseModel != "" {
+		return x.ResponseModel
+	}
+	return x.UpstreamModel
+}
+
+func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+}
+
+func writeError(w http.ResponseWriter, err error) { apierr.Write(w, err) }
+
+// bearerOrAPIKey is the presented virtual key.
+func bearerOrAPIKey(r *http.Request) string {
+	if t := auth.Bearer(r); t != "" {
+		return t
+	}
+	return r.Header.Get("x-api-key")
+}

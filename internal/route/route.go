@@ -1,0 +1,60 @@
+// Package route decides which provider and model serve a request: a
+// `<provider>/<model>` prefix always wins; otherwise the model-name family of
+// a primary provider; otherwise the default provider. Strategies, fallback
+// chains, provider budgets and health-based routing grow here.
+//
+// proxy and wire import route. It imports provider and apierr.
+package route
+
+import (
+	"strings"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// Decision is where a request goes and why.
+type Decision struct {
+	Provider *provider.Provider
+	Model    string // model name sent upstream
+	Strategy string // routing_strategy of the audit entry
+	Reason   string // routing_reason of the audit entry
+}
+
+// Resolver resolves models to providers.
+type Resolver struct {
+	reg *provider.Registry
+}
+
+// NewResolver returns a resolver over reg.
+func NewResolver(reg *provider.Registry) *Resolver { return &Resolver{reg: reg} }
+
+// Resolve picks the provider for model.
+func (r *Resolver) Resolve(model string) (Decision, error) {
+	if name, rest, ok := strings.Cut(model, "/"); ok && rest != "" {
+		if p, ok := r.reg.Lookup(strings.ToLower(name)); ok {
+			return decision(p, rest), nil
+		}
+	}
+	if p, ok := r.reg.ByFamily(model); ok {
+		return decision(p, model), nil
+	}
+	if p, ok := r.reg.Lookup(r.reg.Default()); ok {
+		return decision(p, model), nil
+	}
+	return Decision{}, apierr.Newf(apierr.Unavailable, "no_provider",
+		"no provider is configured for model %q: use a <provider>/<model> name or configure the default provider", model)
+}
+
+// PublicName is the name under which provider p's model is listed: the bare
+// model when it resolves to p by itself, else <provider>/<model>.
+func (r *Resolver) PublicName(p *provider.Provider, model string) string {
+	if d, err := r.Resolve(model); err == nil && d.Provider == p && d.Model == model {
+		return model
+	}
+	return p.Name + "/" + model
+}
+
+func decision(p *provider.Provider, model string) Decision {
+	return Decision{Provider: p, Model: model, Strategy: "direct", Reason: "provider:" + p.Name}
+}

@@ -1,0 +1,74 @@
+package rediskv_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/rediskv"
+	"github.com/svc-gateway/svc/internal/store/storetest"
+)
+
+func TestKV(t *testing.T) {
+	storetest.ExerciseKV(t, func(t *testing.T) store.KV { return storetest.RedisKV(t) })
+}
+
+// TestPrefixIsolation checks that two KVs with different prefixes on one
+// server see neither each other's keys nor each other's channels.
+func TestPrefixIsolation(t *testing.T) {
+	a, b := storetest.RedisKV(t), storetest.RedisKV(t)
+	ctx := t.Context()
+	if err := a.Set(ctx, "k", []byte("a"), 0); err != nil {
+		t.Fatalf("Set: %v", err)
+	}
+	if _, err := b.Get(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get through another prefix: got error %v, want store.ErrNotFound", err)
+	}
+	sb, err := b.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sb.Close()
+	if err := a.Publish(ctx, "ch", []byte("for a")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if err := b.Publish(ctx, "ch", []byte("for b")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	select {
+	case got := <-sb.C():
+		if string(got) != "for b" {
+			t.Errorf("first message through prefix b: got %q, want %q", got, "for b")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no message through prefix b within 5s")
+	}
+}
+
+// TestOpen checks that Open parses the URL, that the KV it returns owns its
+// client, and that a bad URL is an error rather than a panic.
+func TestOpen(t *testing.T) {
+	if _, err := rediskv.Open("not a url", "p:"); err == nil {
+		t.Errorf("Open(bad url): got nil error, want an error")
+	}
+	raw := os.Getenv(storetest.RedisURLEnv)
+	if raw == "" {
+		t.Skip("set " + storetest.RedisURLEnv + "=redis://127.0.0.1:6379/0 to run Redis tests")
+	}
+	kv, err := rediskv.Open(raw, "svctest:open:")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := kv.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if err := kv.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := kv.Ping(context.Background()); err == nil {
+		t.Errorf("Ping after Close: got nil error, want an error")
+	}
+}

@@ -1,0 +1,66 @@
+// Package store defines the hot-state key-value interface (KV) shared by every
+// component and the sentinel errors of all stores. Durable record interfaces are
+// owned by the packages that consume them (auth, keyvault, audit); their SQL
+// implementation lives in store/sqlstore, the KV implementations in store/memkv
+// and store/rediskv, and one conformance suite per interface in store/storetest.
+//
+// Any internal package may import store; store imports nothing of svc.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a key or record does not exist (or has expired).
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a record with the same identity already exists.
+var ErrConflict = errors.New("store: conflict")
+
+// KV holds hot state: counters, cache entries, the hot log tier, health figures
+// and config-change notifications. It may be flushed at any time without losing
+// a record. Implementations: memkv (in-process) and rediskv (Redis).
+//
+// A zero ttl means "no expiry". Keys are namespaced by the implementation's
+// prefix, so tests and tenants sharing one server do not collide.
+type KV interface {
+	// Get returns the value at key, or ErrNotFound.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Set stores value at key with the given ttl.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Delete removes keys; missing keys are not an error.
+	Delete(ctx context.Context, keys ...string) error
+	// IncrBy adds delta to the integer at key atomically and returns the new
+	// value. A missing key counts as 0; ttl is applied when the key is created.
+	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
+
+	// AppendLog appends values, in order, to the time-ordered log at key and
+	// drops entries older than maxAge. The log as a whole expires maxAge after
+	// the last append.
+	AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error
+	// ReadLog returns up to limit entries appended at or after since, oldest first.
+	ReadLog(ctx context.Context, key string, since time.Time, limit int) ([][]byte, error)
+
+	// Publish sends msg to every current subscriber of channel, in every process
+	// sharing the store.
+	Publish(ctx context.Context, channel string, msg []byte) error
+	// Subscribe starts receiving messages published on channel. Messages sent
+	// while a slow subscriber's buffer is full may be dropped; consumers that
+	// need certainty pair notifications with a TTL.
+	Subscribe(ctx context.Context, channel string) (Subscription, error)
+
+	// Ping reports whether the store answers.
+	Ping(ctx context.Context) error
+	// Close releases connections and stops subscriptions.
+	Close() error
+}
+
+// Subscription is a live subscription to one channel.
+type Subscription interface {
+	// C delivers messages; it is closed when the subscription ends.
+	C() <-chan []byte
+	// Close ends the subscription.
+	Close() error
+}

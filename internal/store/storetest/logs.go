@@ -1,0 +1,307 @@
+package storetest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/svc-gateway/svc/internal/audit"
+)
+
+// ExerciseLogStore checks that s behaves as audit.Store documents. Subtests
+// run in order and share s. Records carry a random token, but SummarizeLogs
+// and an unfiltered QueryLogs see the whole store, so give the suite a fresh
+// store: it checks them over records timestamped after 2150, which only it
+// writes.
+func ExerciseLogStore(t *testing.T, s audit.Store) {
+	t.Helper()
+	tok := randomHex(6)
+	day := time.Date(2025, 7, 1, 10, 0, 0, 0, time.UTC)
+
+	t.Run("RoundTrip", func(t *testing.T) {
+		ctx := t.Context()
+		key := "key-rt-" + tok
+		recs := []audit.Record{
+			{
+				RequestID: "req-rt-1-" + tok, Timestamp: day.Add(1234567 * time.Microsecond), KeyID: key,
+				Provider: "openai", Model: "gpt-4o", Status: 200, Success: true,
+				Tokens: 1500, Cost: 0.0125, LatencyMS: 830,
+				Entry: []byte(`{"request_id":"req-rt-1","messages":[{"role":"user","content":"héllo \u00e9 \"quoted\""}],  "spacing" : [ 1 ,2 ] }`),
+			},
+			{
+				RequestID: "req-rt-2-" + tok, Timestamp: day.Add(time.Second), KeyID: key,
+				Provider: "anthropic", Model: "claude-sonnet-4", Status: 429, Success: false,
+				Entry: []byte(`{"error":"rate limited","emoji":"🙂","n":1e3}`),
+			},
+			{
+				RequestID: "req-rt-3-" + tok, Timestamp: day, KeyID: key,
+				Status: 401, Entry: []byte(`{}`),
+			},
+		}
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs: %v", err)
+		}
+		got, total, err := s.QueryLogs(ctx, audit.Query{KeyID: key})
+		if err != nil {
+			t.Fatalf("QueryLogs: %v", err)
+		}
+		if total != 3 {
+			t.Errorf("QueryLogs total: got %d, want 3", total)
+		}
+		if diff := cmp.Diff(recs, got); diff != "" {
+			t.Errorf("QueryLogs (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("InsertNothing", func(t *testing.T) {
+		if err := s.InsertLogs(t.Context(), nil); err != nil {
+			t.Errorf("InsertLogs(nil): got error %v, want nil", err)
+		}
+	})
+
+	t.Run("DuplicatesSkipped", func(t *testing.T) {
+		ctx := t.Context()
+		key := "key-dup-" + tok
+		rec := func(id string, cost float64, ts time.Time) audit.Record {
+			return audit.Record{RequestID: "req-dup-" + id + "-" + tok, Timestamp: ts, KeyID: key,
+				Provider: "openai", Model: "m", Cost: cost, Entry: []byte(fmt.Sprintf(`{"id":%q,"cost":%g}`, id, cost))}
+		}
+		a, b, c := rec("a", 1, day), rec("b", 2, day.Add(time.Second)), rec("c", 3, day.Add(2*time.Second))
+		b2 := rec("b", 20, day.Add(time.Hour)) // same RequestID as b
+		d, d2 := rec("d", 4, day.Add(3*time.Second)), rec("d", 40, day.Add(4*time.Second))
+		for i, batch := range [][]audit.Record{{a, b}, {b2, c}, {a, b}, {d, d2}} {
+			if err := s.InsertLogs(ctx, batch); err != nil {
+				t.Fatalf("InsertLogs batch %d: got error %v, want nil", i, err)
+			}
+		}
+		got, total, err := s.QueryLogs(ctx, audit.Query{KeyID: key})
+		if err != nil {
+			t.Fatalf("QueryLogs: %v", err)
+		}
+		want := []audit.Record{d, c, b, a}
+		if total != int64(len(want)) {
+			t.Errorf("QueryLogs total: got %d, want %d", total, len(want))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("QueryLogs after duplicate inserts (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("LargeBatch", func(t *testing.T) {
+		ctx := t.Context()
+		key := "key-bulk-" + tok
+		const n = 1234
+		recs := make([]audit.Record, n)
+		for i := range recs {
+			recs[i] = audit.Record{RequestID: fmt.Sprintf("req-bulk-%s-%04d", tok, i),
+				Timestamp: day.Add(time.Duration(i) * time.Millisecond), KeyID: key,
+				Provider: "openai", Model: "m", Status: 200, Success: true, Tokens: 1, Cost: 0.5,
+				Entry: []byte(fmt.Sprintf(`{"i":%d}`, i))}
+		}
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs(%d records): %v", n, err)
+		}
+		got, total, err := s.QueryLogs(ctx, audit.Query{KeyID: key, Limit: 2})
+		if err != nil {
+			t.Fatalf("QueryLogs: %v", err)
+		}
+		if total != n {
+			t.Errorf("QueryLogs total: got %d, want %d", total, n)
+		}
+		if diff := cmp.Diff([]audit.Record{recs[n-1], recs[n-2]}, got); diff != "" {
+			t.Errorf("QueryLogs newest two (-want +got):\n%s", diff)
+		}
+		spend, err := s.SpendSince(ctx, key, time.Time{})
+		if err != nil {
+			t.Fatalf("SpendSince: %v", err)
+		}
+		if want := 0.5 * n; !closeTo(spend, want) {
+			t.Errorf("SpendSince: got %v, want %v", spend, want)
+		}
+	})
+
+	t.Run("QueryFilters", func(t *testing.T) {
+		ctx := t.Context()
+		era := time.Date(2150, 1, 1, 0, 0, 0, 0, time.UTC)
+		pA, pB := "prov-a-"+tok, "prov-b-"+tok
+		m1, m2 := "model-1-"+tok, "model-2-"+tok
+		k1, k2 := "key-f1-"+tok, "key-f2-"+tok
+		var data []audit.Record
+		for i := range 12 {
+			r := audit.Record{
+				RequestID: fmt.Sprintf("req-f-%s-%02d", tok, i),
+				Timestamp: era.Add(time.Duration(i) * time.Minute),
+				Provider:  pA, Model: m2, KeyID: k1,
+				Status: 200, Success: i%4 != 0, Tokens: int64(10 * i), Cost: float64(i) / 8,
+				LatencyMS: int64(100 + i), Entry: []byte(fmt.Sprintf(`{"i":%d}`, i)),
+			}
+			if i%2 == 1 {
+				r.Provider = pB
+			}
+			if i%3 == 0 {
+				r.Model = m1
+			}
+			if i >= 6 {
+				r.KeyID = k2
+			}
+			data = append(data, r)
+		}
+		// Insert out of order: the store orders, not the insert.
+		shuffled := slices.Clone(data)
+		slices.Reverse(shuffled[3:9])
+		if err := s.InsertLogs(ctx, shuffled); err != nil {
+			t.Fatalf("InsertLogs: %v", err)
+		}
+
+		tests := []struct {
+			name string
+			q    audit.Query
+		}{
+			{"provider", audit.Query{Provider: pA}},
+			{"model", audit.Query{Model: m1}},
+			{"key and provider", audit.Query{KeyID: k2, Provider: pA}},
+			{"provider, model and key", audit.Query{Provider: pB, Model: m1, KeyID: k1}},
+			{"since only", audit.Query{Since: era.Add(6 * time.Minute)}},
+			{"since between records", audit.Query{Since: era.Add(6*time.Minute + time.Microsecond)}},
+			{"provider and since", audit.Query{Provider: pA, Since: era.Add(4 * time.Minute)}},
+			{"limit", audit.Query{KeyID: k1, Limit: 2}},
+			{"limit and offset", audit.Query{KeyID: k1, Limit: 2, Offset: 2}},
+			{"last page short", audit.Query{KeyID: k1, Limit: 4, Offset: 4}},
+			{"offset past the end", audit.Query{KeyID: k1, Limit: 2, Offset: 10}},
+			{"offset without limit", audit.Query{KeyID: k2, Offset: 3}},
+			{"no match", audit.Query{Provider: "unknown-" + tok}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				want, wantTotal := referenceQuery(data, tt.q)
+				got, total, err := s.QueryLogs(t.Context(), tt.q)
+				if err != nil {
+					t.Fatalf("QueryLogs: %v", err)
+				}
+				if total != wantTotal {
+					t.Errorf("QueryLogs total: got %d, want %d", total, wantTotal)
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("QueryLogs(%+v) (-want +got):\n%s", tt.q, diff)
+				}
+			})
+		}
+	})
+
+	t.Run("SpendSince", func(t *testing.T) {
+		ctx := t.Context()
+		key, other := "key-spend-"+tok, "key-spend-other-"+tok
+		recs := []audit.Record{
+			{RequestID: "req-s-1-" + tok, KeyID: key, Timestamp: day.Add(-time.Hour), Cost: 0.5},
+			{RequestID: "req-s-2-" + tok, KeyID: key, Timestamp: day, Cost: 0.25},
+			{RequestID: "req-s-3-" + tok, KeyID: key, Timestamp: day.Add(time.Hour), Cost: 1},
+			{RequestID: "req-s-4-" + tok, KeyID: other, Timestamp: day.Add(time.Hour), Cost: 64},
+		}
+		for i := range recs {
+			recs[i].Entry = []byte(`{}`)
+		}
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs: %v", err)
+		}
+		tests := []struct {
+			name  string
+			key   string
+			since time.Time
+			want  float64
+		}{
+			{"at a record's time", key, day, 1.25},
+			{"everything", key, time.Time{}, 1.75},
+			{"just after a record", key, day.Add(time.Microsecond), 1},
+			{"after every record", key, day.Add(2 * time.Hour), 0},
+			{"unknown key", "key-spend-none-" + tok, time.Time{}, 0},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := s.SpendSince(t.Context(), tt.key, tt.since)
+				if err != nil {
+					t.Fatalf("SpendSince: %v", err)
+				}
+				if !closeTo(got, tt.want) {
+					t.Errorf("SpendSince(%q, %v): got %v, want %v", tt.key, tt.since, got, tt.want)
+				}
+			})
+		}
+	})
+
+	t.Run("Summarize", func(t *testing.T) {
+		ctx := t.Context()
+		era := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+		rec := func(i int, ts time.Time, provider, model string, success bool, tokens int64, cost float64, latency int64) audit.Record {
+			return audit.Record{RequestID: fmt.Sprintf("req-sum-%s-%d", tok, i), Timestamp: ts, KeyID: "key-sum-" + tok,
+				Provider: provider, Model: model, Status: 200, Success: success, Tokens: tokens, Cost: cost,
+				LatencyMS: latency, Entry: []byte(`{}`)}
+		}
+		recs := []audit.Record{
+			rec(0, era.Add(-time.Second), "before", "before", true, 1000, 100, 9000), // before since
+			rec(1, era, "p-zeta", "m-b", true, 10, 0.5, 100),
+			rec(2, era.Add(time.Minute), "p-alpha", "m-a", true, 20, 0.25, 200),
+			rec(3, era.Add(2*time.Minute), "p-zeta", "m-c", false, 0, 0, 300),
+			rec(4, era.Add(3*time.Minute), "p-alpha", "m-a", true, 70, 1.125, 400),
+		}
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs: %v", err)
+		}
+		tests := []struct {
+			name  string
+			since time.Time
+			want  audit.Summary
+		}{
+			{"from since", era, audit.Summary{
+				TotalRequests: 4, Successes: 3, AvgLatencyMS: 250, TotalTokens: 100, TotalCost: 1.875,
+				Providers: []string{"p-alpha", "p-zeta"}, Models: []string{"m-a", "m-b", "m-c"},
+			}},
+			{"later", era.Add(2 * time.Minute), audit.Summary{
+				TotalRequests: 2, Successes: 1, AvgLatencyMS: 350, TotalTokens: 70, TotalCost: 1.125,
+				Providers: []string{"p-alpha", "p-zeta"}, Models: []string{"m-a", "m-c"},
+			}},
+			{"nothing", era.Add(time.Hour), audit.Summary{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := s.SummarizeLogs(t.Context(), tt.since)
+				if err != nil {
+					t.Fatalf("SummarizeLogs: %v", err)
+				}
+				opts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.EquateApprox(0, 1e-9)}
+				if diff := cmp.Diff(tt.want, got, opts); diff != "" {
+					t.Errorf("SummarizeLogs(%v) (-want +got):\n%s", tt.since, diff)
+				}
+			})
+		}
+	})
+}
+
+// referenceQuery is QueryLogs over data in memory.
+func referenceQuery(data []audit.Record, q audit.Query) ([]audit.Record, int64) {
+	var out []audit.Record
+	for _, r := range data {
+		if (!q.Since.IsZero() && r.Timestamp.Before(q.Since)) ||
+			(q.Provider != "" && r.Provider != q.Provider) ||
+			(q.Model != "" && r.Model != q.Model) ||
+			(q.KeyID != "" && r.KeyID != q.KeyID) {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b audit.Record) int { return b.Timestamp.Compare(a.Timestamp) })
+	total := int64(len(out))
+	out = out[min(max(q.Offset, 0), len(out)):]
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, total
+}
+
+func closeTo(got, want float64) bool {
+	return math.Abs(got-want) <= 1e-9*max(1, math.Abs(want))
+}

@@ -1,0 +1,268 @@
+// Package wire builds a running svc process from a Config: it opens the stores,
+// loads or generates the master and admin keys, builds the provider registry,
+// and assembles the components SERVICE_TYPE selects. It is the only place that
+// knows every concrete type; only cmd/ (and end-to-end tests) import it.
+package wire
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/keyvault"
+	"github.com/svc-gateway/svc/internal/metrics"
+	"github.com/svc-gateway/svc/internal/mgmt"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/provider/openai"
+	"github.com/svc-gateway/svc/internal/proxy"
+	"github.com/svc-gateway/svc/internal/route"
+	"github.com/svc-gateway/svc/internal/secret"
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/rediskv"
+	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/upstream"
+)
+
+// Process is a built svc process, ready to Run.
+type Process struct {
+	// ProxyAddr and ManagementAddr are the bound addresses (nil when the
+	// component does not run here).
+	ProxyAddr      net.Addr
+	ManagementAddr net.Addr
+	// AdminKey is the management key in force.
+	AdminKey string
+
+	servers    []app.Component
+	background []app.Component
+	closers    []func()
+	log        *slog.Logger
+}
+
+// Options are process-level choices beyond Config.
+type Options struct {
+	Log *slog.Logger
+	// Announce receives the one-time notice of a generated admin key.
+	Announce io.Writer
+}
+
+// Build opens the stores and assembles the components of cfg. On error every
+// resource opened so far is closed.
+func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, err error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	p = &Process{log: log}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("SVC_DATA_DIR %s: %w", cfg.DataDir, err)
+	}
+
+	master, _, err := secret.LoadOrCreate(cfg.DataDir, cfg.MasterKey)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_MASTER_KEY: %w", err)
+	}
+	p.AdminKey = cfg.AdminAPIKey
+	if p.AdminKey == "" {
+		key, created, err := secret.LoadOrCreateToken(cfg.DataDir, "admin_api_key", newAdminKey)
+		if err != nil {
+			return nil, fmt.Errorf("ADMIN_API_KEY: %w", err)
+		}
+		p.AdminKey = key
+		if created && opt.Announce != nil {
+			fmt.Fprintf(opt.Announce, "\nGenerated ADMIN_API_KEY (shown once; kept in %s, mode 0600):\n\n    %s\n\n",
+				filepath.Join(cfg.DataDir, "admin_api_key"), key)
+		}
+	}
+
+	dbURL := cfg.DatabaseURL
+	if dbURL == "" {
+		abs, err := filepath.Abs(cfg.SQLitePath())
+		if err != nil {
+			return nil, err
+		}
+		dbURL = "sqlite://" + abs
+	}
+	db, err := sqlstore.Open(ctx, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	p.closers = append(p.closers, func() { db.Close() })
+
+	var kv store.KV
+	if cfg.RedisURL != "" {
+		r, err := rediskv.Open(cfg.RedisURL, "svc:")
+		if err != nil {
+			return nil, fmt.Errorf("KEYSTORE_REDIS_URL: %w", err)
+		}
+		if err := r.Ping(ctx); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("KEYSTORE_REDIS_URL: %w", err)
+		}
+		kv = r
+	} else {
+		kv = memkv.New()
+	}
+	p.closers = append(p.closers, func() { kv.Close() })
+	probes := map[string]app.Probe{"sql": db.Ping, "kv": kv.Ping}
+
+	var logger *audit.Logger
+	m := metrics.New(func() float64 {
+		if logger == nil {
+			return 0
+		}
+		return float64(logger.QueueLen())
+	})
+	logger = audit.NewLogger(db, kv, m, log, audit.Options{QueueSize: cfg.AuditQueueSize, FlushInterval: cfg.AuditFlushInterval, HotTTL: cfg.LogHotTTL})
+	// The logger is closed after the servers drained (see Run), before the stores.
+	p.closers = append([]func(){logger.Close}, p.closers...)
+
+	keys := auth.NewKeys(db, kv, cfg.KeyCacheTTL, log)
+	reg := Registry(cfg)
+	vault := keyvault.New(db, secret.NewSealer(master), kv, func(name string) string {
+		if pr, ok := reg.Lookup(name); ok {
+			return pr.EnvKey
+		}
+		return ""
+	})
+	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run})
+
+	if cfg.Has(config.Proxy) {
+		prices, err := Prices(cfg.PricesFile)
+		if err != nil {
+			return nil, err
+		}
+		px := proxy.New(proxy.Deps{
+			Keys: keys, Vault: vault, Registry: reg, Resolver: route.NewResolver(reg),
+			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
+			Prices: prices, Audit: logger, Metrics: m, Log: log,
+			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
+		})
+		srv, err := app.Listen(config.Proxy, cfg.Addr(cfg.ProxyPort), px.Handler(), cfg.ShutdownTimeout, log)
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, func() { srv.Close() })
+		p.ProxyAddr = srv.Addr()
+		p.servers = append(p.servers, srv)
+		p.background = append(p.background, app.Func{N: "model-refresh", F: px.Run})
+	}
+	if cfg.Has(config.Management) {
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), api.Handler(), cfg.ShutdownTimeout, log)
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, func() { srv.Close() })
+		p.ManagementAddr = srv.Addr()
+		p.servers = append(p.servers, srv)
+	}
+	return p, nil
+}
+
+// Run serves until ctx ends, drains the servers, stops the background work,
+// flushes the audit log and closes the stores.
+func (p *Process) Run(ctx context.Context) error {
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	bgDone := make(chan error, 1)
+	go func() { bgDone <- app.RunAll(bgCtx, p.background...) }()
+	err := app.RunAll(ctx, p.servers...)
+	stopBG()
+	<-bgDone
+	p.close()
+	p.log.Info("stopped")
+	return err
+}
+
+func (p *Process) close() {
+	for _, c := range p.closers {
+		c()
+	}
+	p.closers = nil
+}
+
+// Registry builds the providers from the catalog and the settings: every
+// catalog provider, and an OpenAI-compatible provider for any other
+// <NAME>_API_BASE.
+func Registry(cfg *config.Config) *provider.Registry {
+	adapter := openai.New()
+	var ps []*provider.Provider
+	seen := map[string]bool{}
+	for _, spec := range provider.Catalog {
+		seen[spec.Name] = true
+		ps = append(ps, build(spec, cfg.Providers[spec.Name], adapter))
+	}
+	for name, s := range cfg.Providers {
+		if seen[name] || s.APIBase == "" {
+			continue
+		}
+		ps = append(ps, build(provider.Spec{Name: name, Format: "openai"}, s, adapter))
+	}
+	return provider.NewRegistry(cfg.DefaultProvider, ps...)
+}
+
+func build(spec provider.Spec, s config.ProviderSettings, adapter provider.ChatAdapter) *provider.Provider {
+	p := &provider.Provider{
+		Name: spec.Name, Adapter: adapter, BaseURL: spec.BaseURL, KeyOptional: spec.KeyOptional,
+		Families: spec.Families, EnvKey: s.APIKey, APIVersion: s.APIVersion,
+	}
+	if s.APIBase != "" {
+		p.BaseURL = s.APIBase
+	}
+	if s.Enabled != nil {
+		p.Enabled = *s.Enabled
+	}
+	return p
+}
+
+func envKeys(reg *provider.Registry) map[string]string {
+	out := map[string]string{}
+	for _, n := range reg.Names() {
+		if p, _ := reg.Lookup(n); p.EnvKey != "" {
+			out[n] = secret.Mask(p.EnvKey)
+		}
+	}
+	return out
+}
+
+// Prices is the embedded price table with the overrides of file, if any.
+func Prices(file string) (*pricing.Table, error) {
+	t := pricing.Default()
+	if file == "" {
+		return t, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_PRICES_FILE: %w", err)
+	}
+	defer f.Close()
+	over, err := pricing.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_PRICES_FILE %s: %w", file, err)
+	}
+	return t.Merge(over), nil
+}
+
+func newAdminKey() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "svc-admin-" + hex.EncodeToString(b), nil
+}
