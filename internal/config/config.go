@@ -43,6 +43,7 @@ type Config struct {
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
+	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
 	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL
 	AuditQueueSize     int           // SVC_AUDIT_QUEUE_SIZE
@@ -216,6 +217,7 @@ func FromSource(src Source) (*Config, error) {
 		MasterKey:          p.str("SVC_MASTER_KEY", ""),
 		DatabaseURL:        p.str("DATABASE_URL", ""),
 		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
+		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
 		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
 		AuditQueueSize:     p.intRange("SVC_AUDIT_QUEUE_SIZE", 8192, 1, 1<<22),
 		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
@@ -251,6 +253,16 @@ func FromSource(src Source) (*Config, error) {
 		}
 		if !strings.HasPrefix(c.DatabaseURL, "postgres") {
 			p.bad("DATABASE_URL", fmt.Sprintf("must be a postgres:// URL when SERVICE_TYPE runs only %s: components in separate processes cannot share an embedded SQLite file", strings.Join(c.Components, ",")))
+		}
+	}
+	if strings.HasPrefix(c.DatabaseURL, "postgres") {
+		// Several processes share the records: each must seal and open
+		// provider keys, and accept admin calls, with the same keys.
+		if c.MasterKey == "" {
+			p.bad("SVC_MASTER_KEY", "is required with a PostgreSQL DATABASE_URL: every process sharing the database must use the same master key (a generated one lives in one data dir only)")
+		}
+		if c.AdminAPIKey == "" && c.Has(Management) {
+			p.bad("ADMIN_API_KEY", "is required with a PostgreSQL DATABASE_URL: every management process must accept the same admin key")
 		}
 	}
 	if err := p.err(); err != nil {

@@ -50,7 +50,10 @@ func TestSplitNeedsSharedStores(t *testing.T) {
 	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy"}); err == nil || !strings.Contains(err.Error(), "KEYSTORE_REDIS_URL") || !strings.Contains(err.Error(), "DATABASE_URL") {
 		t.Fatalf("got %v, want refusal of in-process stores", err)
 	}
-	c, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db"})
+	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db"}); err == nil || !strings.Contains(err.Error(), "SVC_MASTER_KEY") {
+		t.Fatalf("got %v, want SVC_MASTER_KEY required with a shared database", err)
+	}
+	c, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db", "SVC_MASTER_KEY": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,15 +79,18 @@ type Price struct {
 }
 
 // A Table maps providers' models to their prices. A Table is never changed
-// once made, so it is safe for concurrent use.
+// once made, so it is safe for concurrent use. A nil *Table is an empty
+// table.
 type Table struct {
 	// byProvider maps provider to model to price: two lookups with the
 	// caller's strings, so that an exact hit allocates nothing.
 	byProvider map[string]map[string]Price
 }
 
-// Default returns the table embedded in the binary.
-var Default = sync.OnceValue(func() *Table {
+// Default returns the table embedded in the binary, parsed on first use.
+func Default() *Table { return defaultTable() }
+
+var defaultTable = sync.OnceValue(func() *Table {
 	t, err := Load(bytes.NewReader(embedded))
 	if err != nil {
 		panic("pricing: the embedded prices.json is invalid: " + err.Error())
@@ -116,6 +119,9 @@ func Load(r io.Reader) (*Table, error) {
 	var raw map[string]entry
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("pricing: %w", err)
+	}
+	if raw == nil {
+		return nil, errors.New("pricing: the price table is null, want an object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("pricing: unexpected data after the price table")
@@ -174,14 +180,11 @@ func valueOr(f *float64, def float64) float64 {
 // Merge returns a table with the entries of both t and other, other's
 // winning where both have a model. Neither table is changed.
 func (t *Table) Merge(other *Table) *Table {
-	m := &Table{byProvider: make(map[string]map[string]Price, len(t.byProvider))}
-	for provider, models := range t.byProvider {
+	m := &Table{byProvider: make(map[string]map[string]Price)}
+	for provider, models := range t.providers() {
 		m.byProvider[provider] = maps.Clone(models)
 	}
-	if other == nil {
-		return m
-	}
-	for provider, models := range other.byProvider {
+	for provider, models := range other.providers() {
 		if m.byProvider[provider] == nil {
 			m.byProvider[provider] = make(map[string]Price, len(models))
 		}
@@ -206,7 +209,7 @@ func (t *Table) Merge(other *Table) *Table {
 //
 // Lookup does not allocate.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
-	models := t.byProvider[provider]
+	models := t.providers()[provider]
 	if models == nil {
 		return Price{}, false
 	}
@@ -249,5 +252,13 @@ func isSnapshotSuffix(s string) bool {
 
 // Models returns the names of a provider's models in the table, sorted.
 func (t *Table) Models(provider string) []string {
-	return slices.Sorted(maps.Keys(t.byProvider[provider]))
+	return slices.Sorted(maps.Keys(t.providers()[provider]))
+}
+
+// providers returns the table's map, which is nil for a nil table.
+func (t *Table) providers() map[string]map[string]Price {
+	if t == nil {
+		return nil
+	}
+	return t.byProvider
 }

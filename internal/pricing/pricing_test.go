@@ -205,6 +205,7 @@ func TestLoadErrors(t *testing.T) {
 	for name, in := range map[string]string{
 		"not JSON":           `{`,
 		"not an object":      `[]`,
+		"null":               `null`,
 		"trailing data":      `{} {}`,
 		"no input":           `{"a/b": {"output": 1}}`,
 		"no output":          `{"a/b": {"input": 1}}`,
@@ -266,6 +267,20 @@ func TestMerge(t *testing.T) {
 	same := base.Merge(nil)
 	if diff := cmp.Diff(base.byProvider, same.byProvider); diff != "" {
 		t.Errorf("Merge(nil) mismatch (-want +got):\n%s", diff)
+	}
+	var none *Table
+	if diff := cmp.Diff(override.byProvider, none.Merge(override).byProvider); diff != "" {
+		t.Errorf("nil table's Merge mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestNilTable(t *testing.T) {
+	var tab *Table
+	if p, ok := tab.Lookup("openai", "gpt-4o"); ok {
+		t.Errorf("got price %+v from a nil table, want none", p)
+	}
+	if got := tab.Models("openai"); len(got) != 0 {
+		t.Errorf("got models %v from a nil table, want none", got)
 	}
 }
 

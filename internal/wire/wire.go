@@ -107,7 +107,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 
 	var kv store.KV
 	if cfg.RedisURL != "" {
-		r, err := rediskv.Open(cfg.RedisURL, "svc:")
+		r, err := rediskv.Open(cfg.RedisURL, cfg.RedisPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("KEYSTORE_REDIS_URL: %w", err)
 		}

@@ -15,9 +15,10 @@ var ErrInvalidField = errors.New("sse: event type or id holds a line break or NU
 
 // A Writer writes events to an event stream. Each event is framed into one
 // reused buffer, written with a single Write, and then flushed if the
-// underlying writer can flush: it has a Flush() or Flush() error method
-// (as http.Flusher and bufio.Writer do), or it is an http.ResponseWriter
-// that reaches one through Unwrap (see http.ResponseController).
+// underlying writer can flush: it has a FlushError() error, Flush() error
+// or Flush() method (as net/http's ResponseWriter, bufio.Writer and any
+// http.Flusher do), or it is an http.ResponseWriter that reaches one
+// through Unwrap (see http.ResponseController).
 type Writer struct {
 	w     io.Writer
 	buf   []byte
@@ -39,6 +40,8 @@ func (w *Writer) Reset(dst io.Writer) {
 
 func flusher(w io.Writer) func() error {
 	switch f := w.(type) {
+	case interface{ FlushError() error }: // net/http's own ResponseWriter
+		return f.FlushError
 	case interface{ Flush() error }:
 		return f.Flush
 	case http.Flusher:

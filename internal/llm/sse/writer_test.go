@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -146,6 +147,28 @@ func TestWriterFlushes(t *testing.T) {
 				}
 				if f.flushes != 1 {
 					t.Errorf("got %d flushes, want 1", f.flushes)
+				}
+			})
+			t.Run("net/http server", func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					if err := write(NewWriter(rw)); err != nil {
+						t.Error(err)
+					}
+					// Hold the response open: only a flush gets the event
+					// to the client before the client hangs up.
+					<-r.Context().Done()
+				}))
+				defer srv.Close()
+				client := srv.Client()
+				client.Timeout = 10 * time.Second // fail, not hang, without a flush
+				resp, err := client.Get(srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b := make([]byte, 1)
+				if _, err := io.ReadFull(resp.Body, b); err != nil {
+					t.Fatalf("reading the flushed event: %v", err)
 				}
 			})
 			t.Run("bufio", func(t *testing.T) {
