@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +93,15 @@ func TestDrainWaitsForInFlight(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v", err)
+	}
+}
+
+func TestRecover(t *testing.T) {
+	h := Recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") }),
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"type":"server_error"`) {
+		t.Errorf("got %d %s, want an OpenAI-shaped 500", rec.Code, rec.Body.String())
 	}
 }

@@ -28,7 +28,6 @@ type modelCache struct {
 	prices  *pricing.Table
 	log     *slog.Logger
 	fetched atomic.Pointer[map[string][]string] // provider → model ids
-	page    atomic.Pointer[[]byte]
 }
 
 func newModelCache(reg *provider.Registry, res *route.Resolver, vault KeySource, client *upstream.Client, prices *pricing.Table, log *slog.Logger) *modelCache {

@@ -154,7 +154,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 			Prices: prices, Audit: logger, Metrics: m, Log: log,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
 		})
-		srv, err := app.Listen(config.Proxy, cfg.Addr(cfg.ProxyPort), px.Handler(), cfg.ShutdownTimeout, log)
+		srv, err := app.Listen(config.Proxy, cfg.Addr(cfg.ProxyPort), app.Recover(px.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 	}
 	if cfg.Has(config.Management) {
 		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, EnvKeys: envKeys(reg), Probes: probes, Log: log})
-		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), api.Handler(), cfg.ShutdownTimeout, log)
+		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
 		}

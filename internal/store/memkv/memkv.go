@@ -212,11 +212,15 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 // AppendLog appends copies of values to the log at key, each stamped with the
 // append time, drops entries older than maxAge and sets the log to expire
 // maxAge from now. A maxAge <= 0 keeps every entry and never expires the log.
+// With no values it does nothing.
 func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error {
 	if err := kv.begin(ctx); err != nil {
 		return err
 	}
 	defer kv.mu.Unlock()
+	if len(values) == 0 {
+		return nil
+	}
 	now := time.Now()
 	it := kv.live(key, now)
 	if it == nil {

@@ -172,7 +172,7 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 // trimming is by time and not by Redis's node granularity) and sets the stream
 // to expire maxAge from now. Entry times are the Redis server's clock, which
 // every replica shares. A maxAge <= 0 keeps every entry and never expires the
-// stream.
+// stream. With no values it does nothing.
 func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error {
 	if err := kv.check(ctx); err != nil {
 		return err

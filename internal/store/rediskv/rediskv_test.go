@@ -13,6 +13,7 @@ import (
 )
 
 func TestKV(t *testing.T) {
+	storetest.RedisKV(t) // skips the whole suite when no server is configured
 	storetest.ExerciseKV(t, func(t *testing.T) store.KV { return storetest.RedisKV(t) })
 }
 
