@@ -26,7 +26,7 @@ const (
 
 // gateway is one running svc process.
 type gateway struct {
-	t       *testing.T
+	t       testing.TB
 	proxy   string // http://127.0.0.1:port
 	mgmt    string
 	dataDir string
@@ -38,7 +38,7 @@ type gateway struct {
 
 // start runs svc with the fake upstream as its OpenAI provider. settings
 // override the defaults; a key set to "" is removed.
-func start(t *testing.T, fake *providertest.OpenAI, settings config.Map) *gateway {
+func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gateway {
 	t.Helper()
 	m := config.Map{
 		"SVC_DATA_DIR":         t.TempDir(),
