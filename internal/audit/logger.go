@@ -22,6 +22,8 @@ type Options struct {
 	QueueSize     int
 	FlushInterval time.Duration
 	HotTTL        time.Duration
+	// HotMaxEntries caps the hot tier's length (it must not grow with load).
+	HotMaxEntries int
 }
 
 // Logger writes entries off the request path. Record enqueues; a writer
@@ -52,6 +54,9 @@ func NewLogger(s Store, kv store.KV, m *metrics.Metrics, log *slog.Logger, opt O
 	}
 	if opt.HotTTL <= 0 {
 		opt.HotTTL = 2 * time.Hour
+	}
+	if opt.HotMaxEntries <= 0 {
+		opt.HotMaxEntries = 10000
 	}
 	l := &Logger{store: s, kv: kv, m: m, log: log, opt: opt,
 		q: make(chan *Entry, opt.QueueSize), done: make(chan struct{})}
@@ -139,7 +144,7 @@ func (l *Logger) write(ctx context.Context, entries []*Entry) {
 		hot = append(hot, js)
 	}
 	kctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	if err := l.kv.AppendLog(kctx, HotLogKey, l.opt.HotTTL, hot...); err != nil {
+	if err := l.kv.AppendLog(kctx, HotLogKey, store.LogLimit{MaxAge: l.opt.HotTTL, MaxLen: l.opt.HotMaxEntries}, hot...); err != nil {
 		l.log.Warn("audit hot tier write failed; entries still go to SQL", "entries", len(hot), "err", err)
 	}
 	cancel()

@@ -46,6 +46,7 @@ type Config struct {
 	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
 	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL
+	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier
 	AuditQueueSize     int           // SVC_AUDIT_QUEUE_SIZE
 	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL
 	MaxBodyBytes       int64         // SVC_MAX_BODY_BYTES
@@ -219,6 +220,7 @@ func FromSource(src Source) (*Config, error) {
 		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
 		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
 		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
+		LogHotMaxEntries:   p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000),
 		AuditQueueSize:     p.intRange("SVC_AUDIT_QUEUE_SIZE", 8192, 1, 1<<22),
 		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
 		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),

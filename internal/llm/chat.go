@@ -3,7 +3,8 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
+
+	"github.com/svc-gateway/svc/internal/jsonbody"
 )
 
 // ChatRequest is an OpenAI chat completions request. Fields svc does not model
@@ -73,28 +74,17 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 		c.Null = true
 		return nil
 	case b[0] == '"':
-		return json.Unmarshal(b, &c.Text)
+		return jsonbody.Unmarshal(b, &c.Text)
 	case b[0] == '[':
 		c.IsParts = true
-		return json.Unmarshal(b, &c.Parts)
+		return jsonbody.Unmarshal(b, &c.Parts)
 	}
-	return contentTypeError(b)
+	return errContentType
 }
 
-// contentTypeError is what encoding/json reports for a content of the wrong
-// type; it adds the field path itself.
-func contentTypeError(b []byte) error {
-	v := "value"
-	switch b[0] {
-	case '{':
-		v = "object"
-	case 't', 'f':
-		v = "boolean"
-	default:
-		v = "number"
-	}
-	return &json.UnmarshalTypeError{Value: v, Type: reflect.TypeOf("")}
-}
+// errContentType is the decoder's cause for a content of the wrong type; the
+// decoder adds the field's path.
+var errContentType error = jsonbody.Invalid("content must be a string, an array of content parts or null")
 
 // MarshalJSON writes the form the content was read in.
 func (c Content) MarshalJSON() ([]byte, error) {
@@ -164,14 +154,14 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
+		if err := jsonbody.Unmarshal(b, &one); err != nil {
 			return err
 		}
 		*s = Stop{one}
 		return nil
 	}
 	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
+	if err := jsonbody.Unmarshal(b, &many); err != nil {
 		return err
 	}
 	*s = many

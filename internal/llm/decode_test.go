@@ -22,8 +22,11 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 		{"messages wrong type", `{"model":"gpt-4o","messages":"hi"}`, "messages"},
 		{"no role", `{"model":"gpt-4o","messages":[{"content":"hi"}]}`, "messages[0].role"},
 		{"bad role", `{"model":"gpt-4o","messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role"},
-		{"content number", `{"model":"gpt-4o","messages":[{"role":"user","content":5}]}`, "messages.content"},
-		{"content object", `{"model":"gpt-4o","messages":[{"role":"user","content":{"a":1}}]}`, "messages.content"},
+		{"content number", `{"model":"gpt-4o","messages":[{"role":"user","content":5}]}`, "messages[0].content"},
+		{"content object", `{"model":"gpt-4o","messages":[{"role":"user","content":{"a":1}}]}`, "messages[0].content"},
+		{"duplicate model", `{"model":"gpt-4.5","model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`, "model"},
+		{"duplicate stream_options", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true},"stream_options":null}`, "stream_options"},
+		{"invalid utf-8", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", ""},
 		{"user null content", `{"model":"gpt-4o","messages":[{"role":"user"}]}`, "messages[0].content"},
 		{"image no url", `{"model":"gpt-4o","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, "messages[0].content[0].image_url"},
 		{"temperature string", `{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`, "temperature"},
@@ -87,5 +90,19 @@ func TestDecodeChatRequestParts(t *testing.T) {
 	}
 	if diff := cmp.Diff(r.Messages, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// svc must read exactly the fields a provider reads: names match
+// case-sensitively, so a case variant is an unknown field, not an override.
+func TestCaseVariantsDoNotOverride(t *testing.T) {
+	r, err := DecodeChatRequest([]byte(`{"model":"gpt-4.5","Model":"gpt-4o-mini","Stream_Options":{"include_usage":false},` +
+		`"messages":[{"role":"user","Role":"system","content":[{"type":"text","text":"a","Text":"b"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "gpt-4.5" || r.Messages[0].Role != "user" || r.Messages[0].Content.Parts[0].Text != "a" || r.StreamOptions != nil {
+		t.Errorf("decoded %q %q %q %v; want the exact-case fields model, role, text and no stream_options",
+			r.Model, r.Messages[0].Role, r.Messages[0].Content.Parts[0].Text, r.StreamOptions)
 	}
 }

@@ -9,6 +9,14 @@ import (
 	"unicode/utf8"
 )
 
+// Constant header values, shared by all responses: net/http only reads them.
+var (
+	contentTypeJSON = []string{"application/json"}
+	contentTypeSSE  = []string{"text/event-stream; charset=utf-8"}
+	noCache         = []string{"no-cache"}
+	oneMS           = []string{"1"}
+)
+
 // chatRequest is the part of a chat completions request the fake reads.
 type chatRequest struct {
 	Model         string        `json:"model"`
@@ -131,8 +139,8 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	id := s.ids.Add(1)
 	created := time.Now().Unix()
 	h := w.Header()
-	h.Set("X-Request-Id", "req_providertest_"+strconv.FormatUint(id, 10))
-	h.Set("Openai-Processing-Ms", "1")
+	h["X-Request-Id"] = []string{"req_providertest_" + strconv.FormatUint(id, 10)}
+	h["Openai-Processing-Ms"] = oneMS
 	if req.Stream {
 		s.streamChat(w, r, x, &req, id, created)
 		return
@@ -153,8 +161,8 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"service_tier":"default","system_fingerprint":"fp_providertest"}`+"\n"...)
 	x.out = b
 
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h["Content-Type"] = contentTypeJSON
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	if x.ctl.cutAfter >= 0 {
 		// A body cut short: headers promise len(b) bytes, half of them come.
 		w.WriteHeader(http.StatusOK)
@@ -177,8 +185,8 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 	flusher, _ := w.(http.Flusher)
 
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
+	h["Content-Type"] = contentTypeSSE
+	h["Cache-Control"] = noCache
 	w.WriteHeader(http.StatusOK)
 
 	// Every chunk is head + choices + tail.

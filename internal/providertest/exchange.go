@@ -26,6 +26,7 @@ type controls struct {
 type exchange struct {
 	ctl  controls
 	cfg  *config
+	lim  io.LimitedReader
 	in   bytes.Buffer // request body
 	body []byte       // in.Bytes()
 	out  []byte       // scratch for the response
@@ -56,7 +57,9 @@ func (s *OpenAI) begin(w http.ResponseWriter, r *http.Request) (*exchange, bool)
 	s.count.Add(1)
 	x := exchanges.Get().(*exchange)
 	x.cfg = s.cfg.Load()
-	_, err := x.in.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	x.lim = io.LimitedReader{R: r.Body, N: maxBody + 1}
+	_, err := x.in.ReadFrom(&x.lim)
+	x.lim.R = nil
 	x.body = x.in.Bytes()
 	if x.cfg.recordLimit > 0 {
 		s.record(Recorded{

@@ -6,7 +6,8 @@
 // chat.completion.chunk server-sent events ending with "data: [DONE]", models
 // and embeddings), shaped as the OpenAI API reference shows it. Behaviour is
 // set per server with Options and per request with X-Fake-* request headers,
-// so one server can serve many test cases:
+// so one server can serve many test cases (Set changes the defaults of a
+// running server, for clients that cannot pass headers through):
 //
 //	X-Fake-Status: 429         answer that status with an OpenAI error body (429 adds Retry-After: 1)
 //	X-Fake-Reply: text         the assistant's text
@@ -14,8 +15,14 @@
 //	X-Fake-Chunk-Delay: 20ms   pause between stream chunks
 //	X-Fake-Delay: 100ms        pause before the response headers
 //	X-Fake-Cut-After: 2        close the connection abruptly after that many content chunks
+//	                           (a non-stream answer: halfway through its body)
 //	X-Fake-Cached-Tokens: 8    usage.prompt_tokens_details.cached_tokens
 //	X-Fake-Reasoning-Tokens: 4 usage.completion_tokens_details.reasoning_tokens
+//
+// Usage is computed from the request, deterministically: prompt_tokens is the
+// bytes of message text / 4 and completion_tokens the bytes of the reply / 4
+// (each at least 1) plus any reasoning tokens. The reply's "model" echoes the
+// request's. Embedding vectors are deterministic too (see Embedding).
 //
 // Test packages and the load command (cmd/svcbench) may import providertest;
 // production code must not. It imports only the standard library.
@@ -116,8 +123,9 @@ func WithChunkDelay(d time.Duration) Option { return func(c *config) { c.chunkDe
 // for one request.
 func WithDelay(d time.Duration) Option { return func(c *config) { c.delay = d } }
 
-// WithCutAfter makes streams end abruptly after n content chunks, as
-// X-Fake-Cut-After does for one request; a negative n turns it off.
+// WithCutAfter makes streams end abruptly after n content chunks (the role
+// chunk always goes first) and non-stream answers halfway through their body,
+// as X-Fake-Cut-After does for one request; a negative n turns it off.
 func WithCutAfter(n int) Option { return func(c *config) { c.cutAfter = n } }
 
 // WithCachedTokens sets usage.prompt_tokens_details.cached_tokens (capped at

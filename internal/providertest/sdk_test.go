@@ -29,7 +29,7 @@ func TestOpenAISDK(t *testing.T) {
 	client := openai.NewClient(option.WithBaseURL(s.URL()), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
 	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{
-		Model: openai.ChatModelGPT4oMini,
+		Model: "gpt-4o-mini",
 		Messages: []openai.ChatCompletionMessageParamUnion{
 			openai.SystemMessage("You are terse."),
 			openai.UserMessage("Say hello to the gateway tests."),

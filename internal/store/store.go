@@ -37,9 +37,10 @@ type KV interface {
 	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
 
 	// AppendLog appends values, in order, to the time-ordered log at key and
-	// drops entries older than maxAge. The log as a whole expires maxAge after
-	// the last append.
-	AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error
+	// then trims it to lim: entries older than lim.MaxAge are dropped, and the
+	// oldest beyond lim.MaxLen (approximately, on Redis). The log as a whole
+	// expires MaxAge after the last append. Zero limits do not trim.
+	AppendLog(ctx context.Context, key string, lim LogLimit, values ...[]byte) error
 	// ReadLog returns up to limit entries appended at or after since, oldest first.
 	ReadLog(ctx context.Context, key string, since time.Time, limit int) ([][]byte, error)
 
@@ -55,6 +56,12 @@ type KV interface {
 	Ping(ctx context.Context) error
 	// Close releases connections and stops subscriptions.
 	Close() error
+}
+
+// LogLimit bounds a KV log by age and by number of entries.
+type LogLimit struct {
+	MaxAge time.Duration
+	MaxLen int
 }
 
 // Subscription is a live subscription to one channel.

@@ -129,7 +129,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		}
 		return float64(logger.QueueLen())
 	})
-	logger = audit.NewLogger(db, kv, m, log, audit.Options{QueueSize: cfg.AuditQueueSize, FlushInterval: cfg.AuditFlushInterval, HotTTL: cfg.LogHotTTL})
+	logger = audit.NewLogger(db, kv, m, log, audit.Options{QueueSize: cfg.AuditQueueSize, FlushInterval: cfg.AuditFlushInterval, HotTTL: cfg.LogHotTTL, HotMaxEntries: cfg.LogHotMaxEntries})
 	// The logger is closed after the servers drained (see Run), before the stores.
 	p.closers = append([]func(){logger.Close}, p.closers...)
 

@@ -12,8 +12,10 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -54,7 +56,7 @@ func PatchBody(raw []byte, setModel bool, model string, wantUsage bool) ([]byte,
 	if !setModel && !wantUsage {
 		return raw, nil
 	}
-	if !setModel && !bytes.Contains(raw, []byte(`"stream_options"`)) {
+	if !setModel && !bytes.Contains(raw, []byte(`"stream_options"`)) && !mayEscapeStreamOptions(raw) {
 		// Fast path: insert the option after the opening brace.
 		i := bytes.IndexByte(raw, '{')
 		if i < 0 {
@@ -73,6 +75,9 @@ func PatchBody(raw []byte, setModel bool, model string, wantUsage bool) ([]byte,
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, apierr.Wrap(apierr.InvalidRequest, "invalid_json", "request body is not valid JSON", err)
+	}
+	if fields == nil { // the body was null
+		return nil, apierr.New(apierr.InvalidRequest, "invalid_json", "request body must be a JSON object")
 	}
 	if setModel {
 		m, _ := json.Marshal(model)
@@ -94,6 +99,24 @@ func PatchBody(raw []byte, setModel bool, model string, wantUsage bool) ([]byte,
 		return nil, apierr.Wrap(apierr.InvalidRequest, "invalid_json", "request body is not valid JSON", err)
 	}
 	return out, nil
+}
+
+// mayEscapeStreamOptions reports whether raw has a \u00XX escape of a letter
+// of "stream_options". A key spelled with one is stream_options to the
+// provider, which the fast path would not see: it would send the option twice
+// and the provider, keeping the last, would read the caller's.
+func mayEscapeStreamOptions(raw []byte) bool {
+	for {
+		i := bytes.Index(raw, []byte(`\u00`))
+		if i < 0 || i+6 > len(raw) {
+			return false
+		}
+		var c [1]byte
+		if _, err := hex.Decode(c[:], raw[i+4:i+6]); err == nil && strings.IndexByte("stream_options", c[0]) >= 0 {
+			return true
+		}
+		raw = raw[i+4:]
+	}
 }
 
 var (

@@ -213,7 +213,8 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 // append time, drops entries older than maxAge and sets the log to expire
 // maxAge from now. A maxAge <= 0 keeps every entry and never expires the log.
 // With no values it does nothing.
-func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error {
+func (kv *KV) AppendLog(ctx context.Context, key string, lim store.LogLimit, values ...[]byte) error {
+	maxAge := lim.MaxAge
 	if err := kv.begin(ctx); err != nil {
 		return err
 	}
@@ -238,9 +239,15 @@ func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, v
 	for _, v := range values {
 		it.entries = append(it.entries, logEntry{at: at, value: clone(v)})
 	}
+	drop := 0
 	if maxAge > 0 {
 		cutoff := now.Add(-maxAge)
-		drop := sort.Search(len(it.entries), func(i int) bool { return !it.entries[i].at.Before(cutoff) })
+		drop = sort.Search(len(it.entries), func(i int) bool { return !it.entries[i].at.Before(cutoff) })
+	}
+	if lim.MaxLen > 0 && len(it.entries)-drop > lim.MaxLen {
+		drop = len(it.entries) - lim.MaxLen
+	}
+	{
 		if drop > 0 {
 			// Copy so the dropped prefix can be collected.
 			it.entries = append([]logEntry(nil), it.entries[drop:]...)

@@ -2,6 +2,7 @@ package memkv
 
 import (
 	"context"
+	"github.com/svc-gateway/svc/internal/store"
 	"testing"
 	"time"
 )
@@ -15,7 +16,7 @@ func TestSweep(t *testing.T) {
 	if err := kv.Set(ctx, "gone", []byte("x"), 20*time.Millisecond); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
-	if err := kv.AppendLog(ctx, "log", 20*time.Millisecond, []byte("x")); err != nil {
+	if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: 20 * time.Millisecond}, []byte("x")); err != nil {
 		t.Fatalf("AppendLog: %v", err)
 	}
 	if err := kv.Set(ctx, "kept", []byte("x"), 0); err != nil {

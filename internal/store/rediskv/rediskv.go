@@ -172,8 +172,11 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 // trimming is by time and not by Redis's node granularity) and sets the stream
 // to expire maxAge from now. Entry times are the Redis server's clock, which
 // every replica shares. A maxAge <= 0 keeps every entry and never expires the
-// stream. With no values it does nothing.
-func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, values ...[]byte) error {
+// stream. lim.MaxLen trims the oldest entries beyond it with XTRIM MAXLEN ~
+// (whole stream nodes, so a little more may stay). With no values it does
+// nothing.
+func (kv *KV) AppendLog(ctx context.Context, key string, lim store.LogLimit, values ...[]byte) error {
+	maxAge := lim.MaxAge
 	if err := kv.check(ctx); err != nil {
 		return err
 	}
@@ -191,6 +194,9 @@ func (kv *KV) AppendLog(ctx context.Context, key string, maxAge time.Duration, v
 				v = []byte{}
 			}
 			p.XAdd(ctx, &redis.XAddArgs{Stream: k, MinID: minID, Values: []any{logField, v}})
+		}
+		if lim.MaxLen > 0 {
+			p.XTrimMaxLenApprox(ctx, k, int64(lim.MaxLen), 0)
 		}
 		if maxAge > 0 {
 			p.PExpire(ctx, k, time.Duration(ms(maxAge))*time.Millisecond)

@@ -92,7 +92,7 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 				t.Fatalf("Set(%q): %v", k, err)
 			}
 		}
-		if err := kv.AppendLog(ctx, "log", time.Hour, []byte("x")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}, []byte("x")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
 		if err := kv.Delete(ctx, "a", "b", "log", "never-set"); err != nil {
@@ -261,13 +261,13 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 	t.Run("AppendLogOrder", func(t *testing.T) {
 		kv := open(t)
 		ctx := t.Context()
-		if err := kv.AppendLog(ctx, "log", time.Hour, []byte("a"), []byte("b"), []byte("c")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}, []byte("a"), []byte("b"), []byte("c")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
-		if err := kv.AppendLog(ctx, "log", time.Hour, []byte("d")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}, []byte("d")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
-		if err := kv.AppendLog(ctx, "log", time.Hour); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}); err != nil {
 			t.Fatalf("AppendLog with no values: %v", err)
 		}
 		tests := []struct {
@@ -300,13 +300,13 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 		// Implementations may stamp entries with millisecond precision: keep
 		// the mark a few milliseconds away from every append.
 		const gap = 15 * time.Millisecond
-		if err := kv.AppendLog(ctx, "log", time.Hour, []byte("a"), []byte("b")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}, []byte("a"), []byte("b")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
 		time.Sleep(gap)
 		mark := time.Now()
 		time.Sleep(gap)
-		if err := kv.AppendLog(ctx, "log", time.Hour, []byte("c"), []byte("d")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: time.Hour}, []byte("c"), []byte("d")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
 		tests := []struct {
@@ -337,11 +337,11 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 		kv := open(t)
 		ctx := t.Context()
 		const maxAge = 100 * time.Millisecond
-		if err := kv.AppendLog(ctx, "log", maxAge, []byte("old1"), []byte("old2")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: maxAge}, []byte("old1"), []byte("old2")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
 		time.Sleep(maxAge + maxAge/2)
-		if err := kv.AppendLog(ctx, "log", maxAge, []byte("new")); err != nil {
+		if err := kv.AppendLog(ctx, "log", store.LogLimit{MaxAge: maxAge}, []byte("new")); err != nil {
 			t.Fatalf("AppendLog: %v", err)
 		}
 		got, err := kv.ReadLog(ctx, "log", time.Time{}, 0)
@@ -368,11 +368,42 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		// maxAge 0 keeps entries.
-		if err := kv.AppendLog(ctx, "keep", 0, []byte("x")); err != nil {
+		if err := kv.AppendLog(ctx, "keep", store.LogLimit{MaxAge: 0}, []byte("x")); err != nil {
 			t.Fatalf("AppendLog(maxAge 0): %v", err)
 		}
 		if got, err := kv.ReadLog(ctx, "keep", time.Time{}, 0); err != nil || len(got) != 1 {
 			t.Errorf("ReadLog after AppendLog with maxAge 0: got %q, %v, want [x]", strs(got), err)
+		}
+	})
+
+	t.Run("AppendLogMaxLen", func(t *testing.T) {
+		kv := open(t)
+		ctx := t.Context()
+		const maxLen, total = 1000, 5000
+		lim := store.LogLimit{MaxAge: time.Hour, MaxLen: maxLen}
+		for start := 0; start < total; start += 500 {
+			batch := make([][]byte, 500)
+			for i := range batch {
+				batch[i] = []byte(strconv.Itoa(start + i))
+			}
+			if err := kv.AppendLog(ctx, "capped", lim, batch...); err != nil {
+				t.Fatalf("AppendLog: %v", err)
+			}
+		}
+		got, err := kv.ReadLog(ctx, "capped", time.Time{}, 0)
+		if err != nil {
+			t.Fatalf("ReadLog: %v", err)
+		}
+		// Redis trims whole stream nodes (100 entries by default), so allow a
+		// little more than MaxLen, never less, and always the newest.
+		if len(got) < maxLen || len(got) > maxLen+250 {
+			t.Fatalf("ReadLog after %d appends with MaxLen %d: got %d entries", total, maxLen, len(got))
+		}
+		if last := string(got[len(got)-1]); last != strconv.Itoa(total-1) {
+			t.Errorf("newest entry = %s, want %d", last, total-1)
+		}
+		if first, want := string(got[0]), strconv.Itoa(total-len(got)); first != want {
+			t.Errorf("oldest kept entry = %s, want %s (the oldest are dropped first)", first, want)
 		}
 	})
 

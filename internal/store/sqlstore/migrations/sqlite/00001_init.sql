@@ -42,8 +42,6 @@ CREATE TABLE audit_logs (
 ) STRICT;
 
 CREATE INDEX audit_logs_ts ON audit_logs (ts);
-CREATE INDEX audit_logs_provider_ts ON audit_logs (provider, ts);
-CREATE INDEX audit_logs_model_ts ON audit_logs (model, ts);
 CREATE INDEX audit_logs_key_id_ts ON audit_logs (key_id, ts);
 
 -- +goose Down

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// gateway is the svc under test: a subprocess svcbench started, or one
+// already running (pid 0 when unknown).
+type gateway struct {
+	proxyURL string // http://127.0.0.1:<PROXY_PORT>
+	vkey     string
+	pid      int
+
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the subprocess exits
+	waitErr error
+	dir     string
+	logPath string
+}
+
+// gatewaySpec says how to start svc.
+type gatewaySpec struct {
+	bin      string   // prebuilt binary; "" builds ./cmd/svc
+	upstream string   // the fake's base URL including /v1
+	extraEnv []string // KEY=VALUE added last, so they win
+	keepDir  bool
+	log      io.Writer // progress messages
+}
+
+// upstreamKey is the provider key svc sends to the fake, which checks it.
+const upstreamKey = "sk-bench"
+
+// startGateway builds svc if needed, starts `svc serve` on free loopback
+// ports with its data in a fresh directory, waits until /ready answers 200
+// and creates a virtual key through the management API.
+func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error) {
+	dir, err := os.MkdirTemp("", "svcbench-")
+	if err != nil {
+		return nil, err
+	}
+	g := &gateway{dir: dir, logPath: filepath.Join(dir, "svc.log")}
+	defer func() {
+		if err != nil {
+			g.stop(spec.keepDir)
+		}
+	}()
+
+	bin := spec.bin
+	if bin == "" {
+		bin = filepath.Join(dir, "svc")
+		fmt.Fprintln(spec.log, "svcbench: building ./cmd/svc …")
+		if err := buildSvc(ctx, bin); err != nil {
+			return g, err
+		}
+	}
+
+	// Every component gets a free port, so nothing clashes with another svc
+	// on this machine; ports of components this build lacks are ignored.
+	portNames := []string{"PROXY_PORT", "MANAGEMENT_PORT", "COMPLIANCE_PORT", "POLICY_PORT", "BRIDGE_PORT", "FRONTEND_PORT"}
+	ports, err := freePorts(len(portNames))
+	if err != nil {
+		return g, err
+	}
+	admin := randomHex(24)
+	env := minimalEnv()
+	for i, name := range portNames {
+		env = append(env, name+"="+strconv.Itoa(ports[i]))
+	}
+	env = append(env,
+		"SVC_DATA_DIR="+filepath.Join(dir, "data"),
+		"SVC_HOST=127.0.0.1",
+		"ADMIN_API_KEY="+admin,
+		"OPENAI_API_KEY="+upstreamKey,
+		"OPENAI_API_BASE="+spec.upstream,
+	)
+	env = append(env, spec.extraEnv...)
+
+	logFile, err := os.Create(g.logPath)
+	if err != nil {
+		return g, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return g, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	g.cmd, g.pid, g.exited = cmd, cmd.Process.Pid, make(chan struct{})
+	go func() {
+		g.waitErr = cmd.Wait()
+		close(g.exited)
+	}()
+
+	g.proxyURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	mgmtURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	for _, u := range []string{g.proxyURL, mgmtURL} {
+		if err := g.waitReady(ctx, u+"/ready", 60*time.Second); err != nil {
+			return g, err
+		}
+	}
+	g.vkey, err = createVirtualKey(ctx, mgmtURL, admin)
+	if err != nil {
+		return g, fmt.Errorf("%w\n%s", err, g.logTail())
+	}
+	return g, nil
+}
+
+// buildSvc runs `go build -o bin ./cmd/svc` in the module's root.
+func buildSvc(ctx context.Context, bin string) error {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return errors.New("not inside the svc module: run svcbench from the repository, or pass -svc-bin")
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/svc")
+	build.Dir = filepath.Dir(gomod)
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/svc: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// minimalEnv is what svc inherits from this process: enough to run, but none
+// of the caller's svc, database or Redis settings, so the benchmark always
+// measures the embedded single-process setup.
+func minimalEnv() []string {
+	var env []string
+	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "GOMAXPROCS", "GOGC", "GOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// waitReady polls url until it answers 200, the process exits or limit passes.
+func (g *gateway) waitReady(ctx context.Context, url string, limit time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(limit)
+	var last string
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("status %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-g.exited:
+			return fmt.Errorf("svc exited before %s answered (%v):\n%s", url, g.waitErr, g.logTail())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v (last: %s):\n%s", url, limit, last, g.logTail())
+		}
+	}
+}
+
+// createVirtualKey creates the virtual key the benchmark calls svc with.
+func createVirtualKey(ctx context.Context, mgmtURL, admin string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mgmtURL+"/api/enterprise/vkeys", strings.NewReader(`{"alias":"bench"}`))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return "", fmt.Errorf("creating a virtual key: %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("creating a virtual key: status %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	var created struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(b, &created); err != nil || created.Key == "" {
+		return "", fmt.Errorf("creating a virtual key: no key in the answer %s", b)
+	}
+	return created.Key, nil
+}
+
+// stop ends the subprocess (SIGTERM, then SIGKILL after 10s) and removes its
+// directory unless keep is set.
+func (g *gateway) stop(keep bool) {
+	if g.cmd != nil {
+		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-g.exited:
+		case <-time.After(10 * time.Second):
+			_ = g.cmd.Process.Kill()
+			<-g.exited
+		}
+	}
+	if g.dir != "" && !keep {
+		_ = os.RemoveAll(g.dir)
+	}
+}
+
+// logTail is the end of svc's output, for error messages.
+func (g *gateway) logTail() string {
+	b, err := os.ReadFile(g.logPath)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return "svc output (" + g.logPath + "):\n  " + strings.Join(lines, "\n  ")
+}
+
+// mallocs reads go_memstats_mallocs_total, the number of heap allocations svc
+// made since it started, from its Prometheus endpoint.
+func mallocs(ctx context.Context, client *http.Client, metricsURL string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: status %d", metricsURL, resp.StatusCode)
+	}
+	return metricValue(resp.Body, "go_memstats_mallocs_total")
+}
+
+// metricValue finds the unlabelled sample name in a Prometheus text exposition.
+func metricValue(r io.Reader, name string) (float64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), name)
+		if !ok || !strings.HasPrefix(rest, " ") {
+			continue
+		}
+		fields := strings.Fields(rest)
+		return strconv.ParseFloat(fields[0], 64)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s in the metrics", name)
+}
+
+// procStatus reads a "kB" field such as VmRSS or VmHWM of /proc/<pid>/status,
+// in bytes.
+func procStatus(pid int, field string) (int64, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return statusField(f, field)
+}
+
+func statusField(r io.Reader, field string) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), field+":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("%s: unexpected %q", field, rest)
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		return kb << 10, err
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s in the process status", field)
+}
+
+// rssSampler records the largest VmRSS of a process while it runs.
+type rssSampler struct {
+	stop chan struct{}
+	wg   sync.WaitGroup
+	max  int64
+}
+
+// sampleRSS samples pid's VmRSS every interval until the sampler is stopped;
+// it samples nothing for pid 0.
+func sampleRSS(pid int, interval time.Duration) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{})}
+	if pid == 0 {
+		return s
+	}
+	s.wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if rss, err := procStatus(pid, "VmRSS"); err == nil {
+				s.max = max(s.max, rss)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return s
+}
+
+// done stops sampling and returns the largest VmRSS seen, 0 if none.
+func (s *rssSampler) done() int64 {
+	close(s.stop)
+	s.wg.Wait()
+	return s.max
+}
