@@ -67,7 +67,10 @@ type ProviderSettings struct {
 	APIKey     string
 	APIBase    string
 	APIVersion string
-	Enabled    *bool // nil when not set
+	Region     string // <PROVIDER>_REGION (Bedrock)
+	Project    string // <PROVIDER>_PROJECT (Vertex AI)
+	Location   string // <PROVIDER>_LOCATION (Vertex AI)
+	Enabled    *bool  // nil when not set
 }
 
 // Split reports whether the chosen components leave others to run in other

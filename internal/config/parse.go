@@ -148,7 +148,7 @@ func (p *parser) components(name string) []string {
 	return out
 }
 
-var providerSuffixes = []string{"_API_KEY", "_API_BASE", "_API_VERSION", "_ENABLED"}
+var providerSuffixes = []string{"_API_KEY", "_API_BASE", "_API_VERSION", "_ENABLED", "_REGION", "_PROJECT", "_LOCATION"}
 
 // providers collects <PROVIDER>_* settings for every provider named in src.
 func (p *parser) providers() map[string]ProviderSettings {
@@ -173,6 +173,12 @@ func (p *parser) providers() map[string]ProviderSettings {
 				ps.APIBase = strings.TrimRight(v, "/")
 			case "_API_VERSION":
 				ps.APIVersion = v
+			case "_REGION":
+				ps.Region = v
+			case "_PROJECT":
+				ps.Project = v
+			case "_LOCATION":
+				ps.Location = v
 			case "_ENABLED":
 				b, err := parseBool(v)
 				if err != nil {

@@ -46,3 +46,25 @@ func BenchmarkProxyChat(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProxyChatSerial is one request at a time (the c=1 case).
+func BenchmarkProxyChatSerial(b *testing.B) {
+	fake := providertest.NewOpenAI(b, providertest.WithRecording(0))
+	g := start(b, fake, nil)
+	key, _ := g.newKey(nil)
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello in five words."}]}`)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	buf := make([]byte, 32<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req, _ := http.NewRequest("POST", g.proxy+"/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.CopyBuffer(io.Discard, resp.Body, buf)
+		resp.Body.Close()
+	}
+}

@@ -5,7 +5,7 @@ package provider
 // configure it; any other <NAME>_API_BASE adds an OpenAI-compatible provider.
 type Spec struct {
 	Name        string
-	Format      string // wire format: "openai" (more as adapters land)
+	Format      string // wire format: openai, azure, anthropic, gemini, vertex, bedrock, cohere
 	BaseURL     string
 	KeyOptional bool
 	Families    []string
@@ -16,6 +16,12 @@ type Spec struct {
 var Catalog = []Spec{
 	{Name: "openai", Format: "openai", BaseURL: "https://api.openai.com/v1",
 		Families: []string{"gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-", "davinci", "babbage", "whisper-", "tts-", "dall-e", "gpt-image", "omni-moderation"}},
+	{Name: "anthropic", Format: "anthropic", BaseURL: "https://api.anthropic.com", Families: []string{"claude-"}},
+	{Name: "gemini", Format: "gemini", BaseURL: "https://generativelanguage.googleapis.com", Families: []string{"gemini-", "gemma-"}},
+	{Name: "vertex", Format: "vertex", BaseURL: ""},   // from VERTEX_LOCATION: https://{location}-aiplatform.googleapis.com
+	{Name: "bedrock", Format: "bedrock", BaseURL: ""}, // from BEDROCK_REGION: https://bedrock-runtime.{region}.amazonaws.com
+	{Name: "cohere", Format: "cohere", BaseURL: "https://api.cohere.com", Families: []string{"command-", "rerank-", "embed-"}},
+	{Name: "azure", Format: "azure", BaseURL: ""}, // AZURE_API_BASE: https://{resource}.openai.azure.com
 	{Name: "groq", Format: "openai", BaseURL: "https://api.groq.com/openai/v1"},
 	{Name: "mistral", Format: "openai", BaseURL: "https://api.mistral.ai/v1"},
 	{Name: "deepseek", Format: "openai", BaseURL: "https://api.deepseek.com/v1", Families: []string{"deepseek-"}},

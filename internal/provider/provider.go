@@ -23,6 +23,11 @@ type Target struct {
 	Model      string // the model name the provider expects
 	BaseURL    string // as the provider's SDK takes it (with /v1 for OpenAI-style)
 	APIVersion string
+	// Region (Bedrock), Project and Location (Vertex AI) where a provider's
+	// URLs need them.
+	Region   string
+	Project  string
+	Location string
 }
 
 // ChatCall is a chat request as the adapter receives it: the decoded request

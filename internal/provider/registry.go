@@ -13,6 +13,9 @@ type Provider struct {
 	Adapter    ChatAdapter
 	BaseURL    string
 	APIVersion string
+	Region     string
+	Project    string
+	Location   string
 	Signer     cred.Signer
 	// EnvKey is the key from <PROVIDER>_API_KEY; a key stored through the
 	// management API wins over it.
@@ -58,6 +61,12 @@ func (r *Registry) Default() string { return r.deflt }
 
 // Names lists the providers, sorted.
 func (r *Registry) Names() []string { return r.names }
+
+// Target is where a call of p for model goes.
+func (p *Provider) Target(model string) Target {
+	return Target{Provider: p.Name, Model: model, BaseURL: p.BaseURL, APIVersion: p.APIVersion,
+		Region: p.Region, Project: p.Project, Location: p.Location}
+}
 
 // ByFamily returns the provider whose family prefix matches model (the
 // longest prefix wins).

@@ -28,7 +28,7 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if err != nil {
 		return nil, err
 	}
-	target := provider.Target{Provider: prov.Name, Model: x.UpstreamModel, BaseURL: prov.BaseURL, APIVersion: prov.APIVersion}
+	target := prov.Target(x.UpstreamModel)
 	req, err := prov.Adapter.NewChatRequest(ctx, target, provider.ChatCall{Req: x.Chat, Raw: x.Body})
 	if err != nil {
 		return nil, err

@@ -136,7 +136,7 @@ func (c *modelCache) fetch(ctx context.Context, p *provider.Provider, l provider
 	if err != nil && !errors.Is(err, keyvault.ErrNoKey) {
 		return nil, err
 	}
-	req, err := l.NewModelsRequest(ctx, provider.Target{Provider: p.Name, BaseURL: p.BaseURL, APIVersion: p.APIVersion})
+	req, err := l.NewModelsRequest(ctx, p.Target(""))
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/svc-gateway/svc/internal/mgmt"
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/provider"
-	"github.com/svc-gateway/svc/internal/provider/openai"
 	"github.com/svc-gateway/svc/internal/proxy"
 	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/secret"
@@ -195,40 +194,6 @@ func (p *Process) close() {
 		c()
 	}
 	p.closers = nil
-}
-
-// Registry builds the providers from the catalog and the settings: every
-// catalog provider, and an OpenAI-compatible provider for any other
-// <NAME>_API_BASE.
-func Registry(cfg *config.Config) *provider.Registry {
-	adapter := openai.New()
-	var ps []*provider.Provider
-	seen := map[string]bool{}
-	for _, spec := range provider.Catalog {
-		seen[spec.Name] = true
-		ps = append(ps, build(spec, cfg.Providers[spec.Name], adapter))
-	}
-	for name, s := range cfg.Providers {
-		if seen[name] || s.APIBase == "" {
-			continue
-		}
-		ps = append(ps, build(provider.Spec{Name: name, Format: "openai"}, s, adapter))
-	}
-	return provider.NewRegistry(cfg.DefaultProvider, ps...)
-}
-
-func build(spec provider.Spec, s config.ProviderSettings, adapter provider.ChatAdapter) *provider.Provider {
-	p := &provider.Provider{
-		Name: spec.Name, Adapter: adapter, BaseURL: spec.BaseURL, KeyOptional: spec.KeyOptional,
-		Families: spec.Families, EnvKey: s.APIKey, APIVersion: s.APIVersion,
-	}
-	if s.APIBase != "" {
-		p.BaseURL = s.APIBase
-	}
-	if s.Enabled != nil {
-		p.Enabled = *s.Enabled
-	}
-	return p
 }
 
 func envKeys(reg *provider.Registry) map[string]string {
