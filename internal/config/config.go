@@ -9,6 +9,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,6 +57,7 @@ type Config struct {
 	PricesFile         string        // SVC_PRICES_FILE: JSON price overrides
 	LogLevel           string        // SVC_LOG_LEVEL: debug, info, warn, error
 	KeyCacheTTL        time.Duration // SVC_KEY_CACHE_TTL: virtual-key lookup cache
+	PprofAddr          string        // SVC_PPROF_ADDR: opt-in net/http/pprof listener (loopback only)
 
 	// Providers holds <PROVIDER>_API_KEY/_API_BASE/_API_VERSION/_ENABLED settings
 	// found in the environment or file, by lowercase provider name.
@@ -233,6 +235,7 @@ func FromSource(src Source) (*Config, error) {
 		PricesFile:         p.str("SVC_PRICES_FILE", ""),
 		LogLevel:           p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
+		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 	}
 	c.Components = p.components("SERVICE_TYPE")
 	c.Providers = p.providers()
@@ -258,6 +261,12 @@ func FromSource(src Source) (*Config, error) {
 		}
 		if !strings.HasPrefix(c.DatabaseURL, "postgres") {
 			p.bad("DATABASE_URL", fmt.Sprintf("must be a postgres:// URL when SERVICE_TYPE runs only %s: components in separate processes cannot share an embedded SQLite file", strings.Join(c.Components, ",")))
+		}
+	}
+	if c.PprofAddr != "" {
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			p.bad("SVC_PPROF_ADDR", "must be a loopback host:port such as 127.0.0.1:6060 (profiles reveal internals)")
 		}
 	}
 	if strings.HasPrefix(c.DatabaseURL, "postgres") {

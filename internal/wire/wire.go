@@ -172,6 +172,14 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		p.ManagementAddr = srv.Addr()
 		p.servers = append(p.servers, srv)
 	}
+	if cfg.PprofAddr != "" {
+		srv, err := app.Listen("pprof", cfg.PprofAddr, app.PprofHandler(), cfg.ShutdownTimeout, log)
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, func() { srv.Close() })
+		p.servers = append(p.servers, srv)
+	}
 	return p, nil
 }
 

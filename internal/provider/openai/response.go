@@ -3,12 +3,19 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 )
+
+// lenient reads providers' answers: a duplicate name or invalid UTF-8 in an
+// answer must not turn a successful call into an error (callers' requests, in
+// contrast, are decoded strictly).
+var lenient = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // summary is the part of a completion or chunk svc reads.
 type summary struct {
@@ -20,7 +27,7 @@ type summary struct {
 // DecodeChat returns the provider's body unchanged with its usage and model.
 func (a *Adapter) DecodeChat(body []byte) ([]byte, llm.Usage, string, error) {
 	var s summary
-	if err := json.Unmarshal(body, &s); err != nil {
+	if err := jsonv2.Unmarshal(body, &s, lenient); err != nil {
 		return nil, llm.Usage{}, "", apierr.Wrap(apierr.UpstreamError, "upstream_bad_response", "the provider's answer is not a valid chat completion", err)
 	}
 	var u llm.Usage
@@ -32,7 +39,7 @@ func (a *Adapter) DecodeChat(body []byte) ([]byte, llm.Usage, string, error) {
 
 // NewModelsRequest builds GET {base}/models.
 func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Target) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.BaseURL+"/models", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.urlFor(t, "models"), nil)
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)
 	}

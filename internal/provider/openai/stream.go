@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -62,7 +63,7 @@ func (s *stream) Next() (sse.Event, error) {
 		}
 		if s.info.Model == "" || bytes.Contains(data, usageKey) {
 			var sum summary
-			if err := json.Unmarshal(data, &sum); err == nil {
+			if err := jsonv2.Unmarshal(data, &sum, lenient); err == nil {
 				if s.info.Model == "" {
 					s.info.Model = sum.Model
 				}
