@@ -9,6 +9,7 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -74,13 +75,15 @@ type Exchange struct {
 	Header http.Header
 }
 
-// Response is a stage's answer: either a complete Body or a Stream.
+// Response is a stage's answer: a complete Body, an SSE Stream, or a Raw
+// byte stream (audio) relayed as it arrives.
 type Response struct {
 	Status int
 	// Header holds headers to forward from the provider (content type, …).
 	Header http.Header
 	Body   []byte
 	Stream llm.Stream
+	Raw    io.ReadCloser
 }
 
 // Handler runs the rest of the request path for x.

@@ -63,3 +63,43 @@ func (o *observed) finish(err error) {
 		o.onEnd(err)
 	}
 }
+
+// ObserveReader wraps r so that onEnd runs once when it reaches EOF (nil),
+// fails (the error) or is closed early (ErrAbandoned).
+func ObserveReader(r io.ReadCloser, onEnd OnEnd) io.ReadCloser {
+	return &observedReader{r: r, onEnd: onEnd}
+}
+
+type observedReader struct {
+	r     io.ReadCloser
+	onEnd OnEnd
+	done  bool
+}
+
+func (o *observedReader) Read(p []byte) (int, error) {
+	n, err := o.r.Read(p)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			o.finish(nil)
+		} else {
+			o.finish(err)
+		}
+	}
+	return n, err
+}
+
+func (o *observedReader) Close() error {
+	err := o.r.Close()
+	o.finish(ErrAbandoned)
+	return err
+}
+
+func (o *observedReader) finish(err error) {
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.onEnd != nil {
+		o.onEnd(err)
+	}
+}

@@ -78,6 +78,9 @@ func (p *Proxy) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", p.serveChat)
 	mux.HandleFunc("POST /chat/completions", p.serveChat)
 	mux.HandleFunc("GET /v1/models", p.serveModels)
+	for _, e := range endpoints {
+		mux.HandleFunc("POST /v1/"+e.op, p.passthroughHandler(e))
+	}
 	mux.Handle("GET /metrics", p.d.Metrics.Handler())
 	app.Health(mux, p.d.Probes)
 	mux.HandleFunc("/", notFound)

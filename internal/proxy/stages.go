@@ -28,11 +28,7 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 			return nil, err
 		}
 		x.Status = resp.Status
-		if resp.Stream == nil {
-			p.finish(x)
-			return resp, nil
-		}
-		resp.Stream = pipeline.Observe(resp.Stream, nil, func(err error) {
+		onEnd := func(err error) {
 			if err != nil {
 				if ctx.Err() != nil || errors.Is(err, pipeline.ErrAbandoned) {
 					err = apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the stream", err)
@@ -40,7 +36,16 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 				x.Err = err
 			}
 			p.finish(x)
-		})
+		}
+		if resp.Raw != nil {
+			resp.Raw = pipeline.ObserveReader(resp.Raw, onEnd)
+			return resp, nil
+		}
+		if resp.Stream == nil {
+			p.finish(x)
+			return resp, nil
+		}
+		resp.Stream = pipeline.Observe(resp.Stream, nil, onEnd)
 		return resp, nil
 	}
 }

@@ -54,6 +54,10 @@ func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	for k, v := range resp.Header {
 		h[k] = v
 	}
+	if resp.Raw != nil {
+		p.relayRaw(w, x, resp)
+		return
+	}
 	if resp.Stream == nil {
 		h.Set(hLatency, millis(time.Since(x.Start)))
 		h.Set(hCost, usd(x.Cost))
@@ -133,4 +137,32 @@ func bearerOrAPIKey(r *http.Request) string {
 		return t
 	}
 	return r.Header.Get("x-api-key")
+}
+
+// relayRaw copies a binary stream (audio) to the client as it arrives,
+// flushing each read, with cost and total latency as trailers.
+func (p *Proxy) relayRaw(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response) {
+	defer resp.Raw.Close()
+	h := w.Header()
+	h.Set("Trailer", hCost+", "+hLatency)
+	h.Set(hLatency, millis(time.Since(x.Start)))
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(resp.Status)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Raw.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break
+			}
+			_ = rc.Flush()
+		}
+		if err != nil {
+			break
+		}
+	}
+	_ = resp.Raw.Close()
+	h.Set(hCost, usd(x.Cost))
+	h.Set(hLatency, millis(time.Since(x.Start)))
 }
