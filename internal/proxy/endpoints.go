@@ -48,7 +48,7 @@ func (p *Proxy) passthroughHandler(e endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		x := newExchange(r, e.kind)
 		resp, err := h(r.Context(), x)
-		p.write(w, x, resp, err)
+		p.write(w, x, resp, err, openAIDialect)
 	}
 }
 

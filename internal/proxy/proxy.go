@@ -81,6 +81,11 @@ func (p *Proxy) Handler() http.Handler {
 	for _, e := range endpoints {
 		mux.HandleFunc("POST /v1/"+e.op, p.passthroughHandler(e))
 	}
+	for _, rt := range nativeRoutes {
+		h := p.nativeHandler(rt)
+		mux.HandleFunc(rt.method+" /native/v1/"+rt.op, h)
+		mux.HandleFunc(rt.method+" /ide/v1/"+rt.op, h)
+	}
 	mux.Handle("GET /metrics", p.d.Metrics.Handler())
 	app.Health(mux, p.d.Probes)
 	mux.HandleFunc("/", notFound)

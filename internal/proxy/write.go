@@ -25,14 +25,34 @@ const (
 
 var doneData = []byte("[DONE]")
 
+// dialect is how a route's clients expect errors and stream ends: OpenAI's
+// shape on /v1, the provider's own on the native passthrough routes.
+type dialect struct {
+	writeError func(http.ResponseWriter, error)
+	errorEvent func(error) sse.Event
+	done       []byte // written as the last event of a clean stream; nil for none
+}
+
+var (
+	openAIDialect = dialect{
+		writeError: apierr.Write,
+		errorEvent: func(err error) sse.Event { return sse.Event{Data: apierr.JSON(err)} },
+		done:       doneData,
+	}
+	anthropicDialect = dialect{
+		writeError: apierr.WriteAnthropic,
+		errorEvent: func(err error) sse.Event { return sse.Event{Event: "error", Data: apierr.AnthropicJSON(err)} },
+	}
+)
+
 func (p *Proxy) serveChat(w http.ResponseWriter, r *http.Request) {
 	x := newExchange(r, pipeline.Chat)
 	resp, err := p.chat(r.Context(), x)
-	p.write(w, x, resp, err)
+	p.write(w, x, resp, err, openAIDialect)
 }
 
 // write answers the exchange: an error, a JSON body, or a relayed stream.
-func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response, err error) {
+func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response, err error, d dialect) {
 	h := w.Header()
 	for k, v := range x.Header {
 		h[k] = v
@@ -48,7 +68,7 @@ func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	if err != nil {
 		h.Set(hLatency, millis(time.Since(x.Start)))
 		h.Set(hCost, "0")
-		apierr.Write(w, err)
+		d.writeError(w, err)
 		return
 	}
 	for k, v := range resp.Header {
@@ -66,12 +86,12 @@ func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 		_, _ = w.Write(resp.Body)
 		return
 	}
-	p.relay(w, x, resp)
+	p.relay(w, x, resp, d)
 }
 
 // relay writes a stream event by event, flushing each, and reports cost and
 // total latency as trailers (they are known only at the end).
-func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response) {
+func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response, d dialect) {
 	s := resp.Stream
 	defer s.Close()
 	h := w.Header()
@@ -104,10 +124,12 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	switch {
 	case clientGone || x.Inbound.Context().Err() != nil:
 	case errors.Is(err, io.EOF):
-		_ = sw.WriteData(doneData)
+		if d.done != nil {
+			_ = sw.WriteData(d.done)
+		}
 	default:
 		// A failure after the headers: tell the client in the stream.
-		_ = sw.WriteData(apierr.JSON(err))
+		_ = sw.WriteEvent(d.errorEvent(err))
 	}
 	_ = s.Close()
 	h.Set(hCost, usd(x.Cost))
