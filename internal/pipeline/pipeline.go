@@ -45,6 +45,8 @@ type Exchange struct {
 
 	// Chat is the decoded request body for Chat exchanges.
 	Chat *llm.ChatRequest
+	// Rerank is the decoded request body for Rerank exchanges.
+	Rerank *llm.RerankRequest
 	// Model is the model the caller asked for, as sent.
 	Model  string
 	Stream bool

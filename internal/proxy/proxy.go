@@ -81,6 +81,7 @@ func (p *Proxy) Handler() http.Handler {
 	for _, e := range endpoints {
 		mux.HandleFunc("POST /v1/"+e.op, p.passthroughHandler(e))
 	}
+	mux.HandleFunc("POST /v1/rerank", p.rerankHandler())
 	for _, rt := range nativeRoutes {
 		h := p.nativeHandler(rt)
 		mux.HandleFunc(rt.method+" /native/v1/"+rt.op, h)
