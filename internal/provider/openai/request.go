@@ -1,7 +1,7 @@
 // Package openai is the adapter for the OpenAI wire format, used by OpenAI and
 // every OpenAI-compatible provider (Groq, Mistral, DeepSeek, xAI, Together,
 // Fireworks, OpenRouter, Perplexity, Cerebras, Ollama, vLLM, LM Studio, and
-// any <NAME>_API_BASE). Since svc's canonical format is OpenAI's, it forwards
+// any <NAME>_API_BASE), and Azure OpenAI, whose URLs differ (NewAzure). Since svc's canonical format is OpenAI's, it forwards
 // the caller's bytes, patching only the model name and the stream usage
 // option, so unknown fields and content parts pass through untouched.
 //
@@ -22,19 +22,34 @@ import (
 )
 
 // Adapter speaks the OpenAI chat completions API.
-type Adapter struct{}
+type Adapter struct {
+	// url builds the URL of an operation ("chat/completions", "models") for
+	// a target; nil is OpenAI's {base}/{op}. Azure's differs (see NewAzure).
+	url func(t provider.Target, op string) string
+	// keepModel leaves the caller's "model" in the body (Azure reads the
+	// deployment from the URL and ignores it).
+	keepModel bool
+}
 
 // New returns the adapter.
 func New() *Adapter { return &Adapter{} }
 
+// urlFor is the URL of operation op for t.
+func (a *Adapter) urlFor(t provider.Target, op string) string {
+	if a.url != nil {
+		return a.url(t, op)
+	}
+	return t.BaseURL + "/" + op
+}
+
 // NewChatRequest builds POST {base}/chat/completions with the caller's body,
 // the model replaced by the target's and, for streams, usage requested.
 func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
-	body, err := PatchBody(c.Raw, c.Req.Model != t.Model, t.Model, c.Req.Stream && (c.Req.StreamOptions == nil || !c.Req.StreamOptions.IncludeUsage))
+	body, err := PatchBody(c.Raw, !a.keepModel && c.Req.Model != t.Model, t.Model, c.Req.Stream && (c.Req.StreamOptions == nil || !c.Req.StreamOptions.IncludeUsage))
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL+"/chat/completions", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.urlFor(t, "chat/completions"), bytes.NewReader(body))
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)
 	}
