@@ -12,6 +12,9 @@ import (
 type format struct {
 	adapter provider.ChatAdapter
 	signer  func(s config.ProviderSettings) cred.Signer
+	// needsBase: the format has no default host (Azure): the provider is
+	// registered only when <PROVIDER>_API_BASE is set.
+	needsBase bool
 }
 
 func bearer(config.ProviderSettings) cred.Signer { return cred.Bearer{} }
@@ -20,6 +23,12 @@ func bearer(config.ProviderSettings) cred.Signer { return cred.Bearer{} }
 // format is missing here is not registered.
 var formats = map[string]format{
 	"openai": {adapter: openai.New(), signer: bearer},
+	// Azure OpenAI: deployment URLs under AZURE_API_BASE, the api-key header.
+	"azure": {adapter: openai.NewAzure(), signer: header("api-key"), needsBase: true},
+}
+
+func header(name string) func(config.ProviderSettings) cred.Signer {
+	return func(config.ProviderSettings) cred.Signer { return cred.Header{Name: name} }
 }
 
 // Registry builds the providers from the catalog and the settings: every
@@ -47,7 +56,7 @@ func Registry(cfg *config.Config) *provider.Registry {
 
 func build(spec provider.Spec, s config.ProviderSettings) (*provider.Provider, bool) {
 	f, ok := formats[spec.Format]
-	if !ok {
+	if !ok || (f.needsBase && s.APIBase == "") {
 		return nil, false
 	}
 	p := &provider.Provider{
