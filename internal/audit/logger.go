@@ -38,6 +38,7 @@ type Logger struct {
 	opt   Options
 
 	q    chan *Entry
+	stop chan struct{} // closed by Close: drain now
 	done chan struct{}
 
 	mu     sync.RWMutex // guards closed against Record racing Close
@@ -59,7 +60,7 @@ func NewLogger(s Store, kv store.KV, m *metrics.Metrics, log *slog.Logger, opt O
 		opt.HotMaxEntries = 10000
 	}
 	l := &Logger{store: s, kv: kv, m: m, log: log, opt: opt,
-		q: make(chan *Entry, opt.QueueSize), done: make(chan struct{})}
+		q: make(chan *Entry, opt.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.run()
 	return l
 }
@@ -97,10 +98,14 @@ func (l *Logger) Close() {
 	}
 	l.closed = true
 	close(l.q)
+	close(l.stop)
 	l.mu.Unlock()
 	<-l.done
 }
 
+// run wakes on its tick (or at Close) and drains whatever is queued, so a
+// request never wakes the writer: a receive per entry cost every request a
+// goroutine wake-up.
 func (l *Logger) run() {
 	defer close(l.done)
 	tick := time.NewTicker(l.opt.FlushInterval)
@@ -115,18 +120,26 @@ func (l *Logger) run() {
 	}
 	for {
 		select {
-		case e, ok := <-l.q:
-			if !ok {
-				flush()
-				return
-			}
-			batch = append(batch, e)
-			if len(batch) == maxBatch {
-				flush()
-			}
 		case <-tick.C:
-			flush()
+		case <-l.stop:
 		}
+		for {
+			select {
+			case e, ok := <-l.q:
+				if !ok {
+					flush()
+					return
+				}
+				batch = append(batch, e)
+				if len(batch) == maxBatch {
+					flush()
+				}
+				continue
+			default:
+			}
+			break
+		}
+		flush()
 	}
 }
 
