@@ -59,9 +59,22 @@ type Config struct {
 	KeyCacheTTL        time.Duration // SVC_KEY_CACHE_TTL: virtual-key lookup cache
 	PprofAddr          string        // SVC_PPROF_ADDR: opt-in net/http/pprof listener (loopback only)
 
+	// AWS holds the standard AWS credentials (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) used to sign
+	// Bedrock requests when BEDROCK_API_KEY is not set.
+	AWS AWSSettings
+
 	// Providers holds <PROVIDER>_API_KEY/_API_BASE/_API_VERSION/_ENABLED settings
 	// found in the environment or file, by lowercase provider name.
 	Providers map[string]ProviderSettings
+}
+
+// AWSSettings are the standard AWS credential settings.
+type AWSSettings struct {
+	AccessKeyID     string
+	SecretAccessKey string
+	SessionToken    string
+	Region          string
 }
 
 // ProviderSettings are one provider's settings.
@@ -239,6 +252,15 @@ func FromSource(src Source) (*Config, error) {
 	}
 	c.Components = p.components("SERVICE_TYPE")
 	c.Providers = p.providers()
+	c.AWS = AWSSettings{
+		AccessKeyID:     p.str("AWS_ACCESS_KEY_ID", ""),
+		SecretAccessKey: p.str("AWS_SECRET_ACCESS_KEY", ""),
+		SessionToken:    p.str("AWS_SESSION_TOKEN", ""),
+		Region:          p.str("AWS_REGION", p.str("AWS_DEFAULT_REGION", "")),
+	}
+	if (c.AWS.AccessKeyID == "") != (c.AWS.SecretAccessKey == "") {
+		p.bad("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together")
+	}
 
 	if c.DataDir == "" {
 		p.bad("SVC_DATA_DIR", "must not be empty")

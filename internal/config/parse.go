@@ -156,7 +156,7 @@ func (p *parser) providers() map[string]ProviderSettings {
 	for _, n := range p.src.Names() {
 		for _, suf := range providerSuffixes {
 			prefix, ok := strings.CutSuffix(n, suf)
-			if !ok || prefix == "" || prefix == "ADMIN" || prefix == "SVC" || strings.HasPrefix(prefix, "SVC_") {
+			if !ok || prefix == "" || prefix == "ADMIN" || prefix == "SVC" || prefix == "AWS" || strings.HasPrefix(prefix, "SVC_") {
 				continue
 			}
 			name := strings.ToLower(prefix)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -198,3 +199,5 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -24,7 +24,9 @@ type RerankRequest struct {
 }
 
 // RerankDocument is one document: a string, or an object with a "text"
-// field (and possibly others). It marshals back in the form it was read.
+// field (and possibly others). It marshals as an object: the caller's own
+// object when it sent one, else {"text": …} — the shape rerank clients read
+// in results (Cohere, Jina).
 type RerankDocument struct {
 	Text string
 	// Raw is the object as the caller sent it; nil for a string document.
@@ -56,12 +58,14 @@ func (d *RerankDocument) UnmarshalJSON(b []byte) error {
 
 var errRerankDocument error = jsonbody.Invalid(`a document must be a string or an object with a "text" string`)
 
-// MarshalJSON writes the document as it was read.
+// MarshalJSON writes the document as an object.
 func (d RerankDocument) MarshalJSON() ([]byte, error) {
 	if d.Raw != nil {
 		return d.Raw, nil
 	}
-	return json.Marshal(d.Text)
+	return json.Marshal(struct {
+		Text string `json:"text"`
+	}{d.Text})
 }
 
 // RerankResponse is svc's rerank answer: Cohere's and Jina's shape, results

@@ -36,6 +36,7 @@ type Passthrough interface {
 type NativeCall struct {
 	Method string
 	Op     string
+	Query  string // the caller's raw query (GET /v1/models pagination)
 	Header http.Header
 	Body   []byte
 	Model  string // as the body names it; replaced by the target's when they differ

@@ -63,6 +63,14 @@ type ChatAdapter interface {
 	DecodeError(provider string, status int, header http.Header, body []byte) *apierr.Error
 }
 
+// ModelNamer is the optional ability of adapters whose provider's answers do
+// not name the model (Bedrock, Cohere): DecodeChatFor names model in the
+// answer, and their streams name info.Model when the caller sets it before
+// decoding.
+type ModelNamer interface {
+	DecodeChatFor(model string, body []byte) (out []byte, usage llm.Usage, respModel string, err error)
+}
+
 // ModelLister is the optional ability to list the provider's models.
 type ModelLister interface {
 	NewModelsRequest(ctx context.Context, t Target) (*http.Request, error)

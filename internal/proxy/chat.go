@@ -34,7 +34,7 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 		return nil, err
 	}
 	if err := signerFor(prov).Sign(req, key); err != nil {
-		return nil, apierr.Wrap(apierr.Internal, "sign_failed", "could not sign the provider request", err)
+		return nil, signError(prov.Name, err)
 	}
 	start := time.Now()
 	resp, err := p.d.Client.Do(req)
@@ -52,6 +52,9 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if x.Stream {
 		x.FirstByte = time.Now()
 		info := &provider.StreamInfo{HideUsage: x.Chat.StreamOptions == nil || !x.Chat.StreamOptions.IncludeUsage}
+		if _, ok := prov.Adapter.(provider.ModelNamer); ok {
+			info.Model = x.UpstreamModel
+		}
 		s := prov.Adapter.DecodeChatStream(resp.Body, info)
 		s = pipeline.Observe(s, nil, func(error) {
 			x.Upstream = time.Since(start)
@@ -65,7 +68,11 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if err != nil {
 		return nil, err
 	}
-	out, usage, model, err := prov.Adapter.DecodeChat(raw)
+	decode := prov.Adapter.DecodeChat
+	if n, ok := prov.Adapter.(provider.ModelNamer); ok {
+		decode = func(b []byte) ([]byte, llm.Usage, string, error) { return n.DecodeChatFor(x.UpstreamModel, b) }
+	}
+	out, usage, model, err := decode(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -120,4 +127,10 @@ func envName(provider string) string {
 		}
 	}
 	return string(b)
+}
+
+// signError: credentials that cannot be applied (a token endpoint down, a
+// malformed service account) are the provider side's failure, not svc's.
+func signError(provider string, err error) error {
+	return apierr.Wrap(apierr.UpstreamError, "upstream_credentials", "could not obtain credentials for provider "+provider, err)
 }

@@ -98,7 +98,7 @@ func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
 			return nil, err
 		}
 		if err := signerFor(prov).Sign(req, key); err != nil {
-			return nil, apierr.Wrap(apierr.Internal, "sign_failed", "could not sign the provider request", err)
+			return nil, signError(prov.Name, err)
 		}
 		start := time.Now()
 		resp, err := p.d.Client.Do(req)

@@ -129,13 +129,13 @@ func (p *Proxy) callNative(rt nativeRoute) pipeline.Handler {
 			return nil, err
 		}
 		req, err := nat.NewNativeRequest(ctx, prov.Target(x.UpstreamModel), provider.NativeCall{
-			Method: rt.method, Op: rt.op, Header: x.Inbound.Header, Body: x.Body, Model: x.Model,
+			Method: rt.method, Op: rt.op, Query: x.Inbound.URL.RawQuery, Header: x.Inbound.Header, Body: x.Body, Model: x.Model,
 		})
 		if err != nil {
 			return nil, err
 		}
 		if err := signerFor(prov).Sign(req, key); err != nil {
-			return nil, apierr.Wrap(apierr.Internal, "sign_failed", "could not sign the provider request", err)
+			return nil, signError(prov.Name, err)
 		}
 		start := time.Now()
 		resp, err := p.d.Client.Do(req)

@@ -3,6 +3,10 @@ package wire
 import (
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/provider/anthropic"
+	"github.com/svc-gateway/svc/internal/provider/bedrock"
+	"github.com/svc-gateway/svc/internal/provider/cohere"
+	"github.com/svc-gateway/svc/internal/provider/gemini"
 	"github.com/svc-gateway/svc/internal/provider/openai"
 	"github.com/svc-gateway/svc/internal/upstream/cred"
 )
@@ -11,24 +15,53 @@ import (
 // (pure translation) and the credentials it signs requests with.
 type format struct {
 	adapter provider.ChatAdapter
-	signer  func(s config.ProviderSettings) cred.Signer
+	// auth returns the signer, and whether the provider needs no key from
+	// the vault (the signer holds its own credentials).
+	auth func(cfg *config.Config, s config.ProviderSettings) (signer cred.Signer, keyOptional bool)
 	// needsBase: the format has no default host (Azure): the provider is
 	// registered only when <PROVIDER>_API_BASE is set.
 	needsBase bool
 }
 
-func bearer(config.ProviderSettings) cred.Signer { return cred.Bearer{} }
+func bearer(*config.Config, config.ProviderSettings) (cred.Signer, bool) { return cred.Bearer{}, false }
+
+func header(name string) func(*config.Config, config.ProviderSettings) (cred.Signer, bool) {
+	return func(*config.Config, config.ProviderSettings) (cred.Signer, bool) {
+		return cred.Header{Name: name}, false
+	}
+}
+
+// bedrockAuth signs with BEDROCK_API_KEY as a bearer token when one is set or
+// stored; else with SigV4 and the standard AWS credentials.
+func bedrockAuth(cfg *config.Config, s config.ProviderSettings) (cred.Signer, bool) {
+	if s.APIKey != "" || cfg.AWS.AccessKeyID == "" {
+		return cred.Bearer{}, false
+	}
+	region := s.Region
+	if region == "" {
+		region = cfg.AWS.Region
+	}
+	return cred.NewSigV4(cred.SigV4Credentials{
+		AccessKeyID: cfg.AWS.AccessKeyID, SecretAccessKey: cfg.AWS.SecretAccessKey, SessionToken: cfg.AWS.SessionToken,
+	}, region, "bedrock"), true
+}
+
+// vertexAuth exchanges the service account in VERTEX_API_KEY (its JSON, or a
+// path to it; stored through the management API like any key) for tokens.
+func vertexAuth(*config.Config, config.ProviderSettings) (cred.Signer, bool) {
+	return cred.NewGoogleKeySigner(), false
+}
 
 // formats lists the wire formats this build speaks. A catalog provider whose
 // format is missing here is not registered.
 var formats = map[string]format{
-	"openai": {adapter: openai.New(), signer: bearer},
-	// Azure OpenAI: deployment URLs under AZURE_API_BASE, the api-key header.
-	"azure": {adapter: openai.NewAzure(), signer: header("api-key"), needsBase: true},
-}
-
-func header(name string) func(config.ProviderSettings) cred.Signer {
-	return func(config.ProviderSettings) cred.Signer { return cred.Header{Name: name} }
+	"openai":    {adapter: openai.New(), auth: bearer},
+	"azure":     {adapter: openai.NewAzure(), auth: header("api-key"), needsBase: true},
+	"anthropic": {adapter: anthropic.New(), auth: header("x-api-key")},
+	"gemini":    {adapter: gemini.New(), auth: header("x-goog-api-key")},
+	"vertex":    {adapter: gemini.NewVertex(), auth: vertexAuth},
+	"bedrock":   {adapter: bedrock.New(), auth: bedrockAuth},
+	"cohere":    {adapter: cohere.New(), auth: bearer},
 }
 
 // Registry builds the providers from the catalog and the settings: every
@@ -39,7 +72,7 @@ func Registry(cfg *config.Config) *provider.Registry {
 	seen := map[string]bool{}
 	for _, spec := range provider.Catalog {
 		seen[spec.Name] = true
-		if p, ok := build(spec, cfg.Providers[spec.Name]); ok {
+		if p, ok := build(cfg, spec, cfg.Providers[spec.Name]); ok {
 			ps = append(ps, p)
 		}
 	}
@@ -47,22 +80,27 @@ func Registry(cfg *config.Config) *provider.Registry {
 		if seen[name] || s.APIBase == "" {
 			continue
 		}
-		if p, ok := build(provider.Spec{Name: name, Format: "openai"}, s); ok {
+		if p, ok := build(cfg, provider.Spec{Name: name, Format: "openai"}, s); ok {
 			ps = append(ps, p)
 		}
 	}
 	return provider.NewRegistry(cfg.DefaultProvider, ps...)
 }
 
-func build(spec provider.Spec, s config.ProviderSettings) (*provider.Provider, bool) {
+func build(cfg *config.Config, spec provider.Spec, s config.ProviderSettings) (*provider.Provider, bool) {
 	f, ok := formats[spec.Format]
 	if !ok || (f.needsBase && s.APIBase == "") {
 		return nil, false
 	}
+	signer, keyOptional := f.auth(cfg, s)
 	p := &provider.Provider{
-		Name: spec.Name, Adapter: f.adapter, Signer: f.signer(s), BaseURL: spec.BaseURL, KeyOptional: spec.KeyOptional,
-		Families: spec.Families, EnvKey: s.APIKey, APIVersion: s.APIVersion,
+		Name: spec.Name, Adapter: f.adapter, Signer: signer, BaseURL: spec.BaseURL,
+		KeyOptional: spec.KeyOptional || keyOptional,
+		Families:    spec.Families, EnvKey: s.APIKey, APIVersion: s.APIVersion,
 		Region: s.Region, Project: s.Project, Location: s.Location,
+	}
+	if p.Region == "" && spec.Format == "bedrock" {
+		p.Region = cfg.AWS.Region
 	}
 	if s.APIBase != "" {
 		p.BaseURL = s.APIBase

@@ -1,0 +1,119 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// This file serves svc's /native/v1/messages route, which forwards Anthropic
+// bodies untranslated: it only reads usage and model as they pass.
+
+// NativeUsage reads the usage (in OpenAI's shape) and model of a non-stream
+// Messages API answer.
+func NativeUsage(body []byte) (llm.Usage, string, error) {
+	var m struct {
+		Type  string `json:"type"`
+		Model string `json:"model"`
+		Usage usage  `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return llm.Usage{}, "", badResponse(err)
+	}
+	if m.Type != "message" {
+		return llm.Usage{}, "", badResponse(nil)
+	}
+	return m.Usage.canonical(), m.Model, nil
+}
+
+// NativeStream relays a Messages API stream event by event, unchanged (event
+// name and data, pings included), recording usage and model in info from
+// message_start and message_delta. It ends with io.EOF after message_stop, or
+// after relaying an error event (the provider ends the stream there); a
+// stream that ends before either is an UpstreamError.
+func NativeStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
+	return &nativeStream{body: body, r: sse.NewReader(body, maxEvent), info: info}
+}
+
+type nativeStream struct {
+	body  io.ReadCloser
+	r     *sse.Reader
+	info  *provider.StreamInfo
+	usage usage
+	done  bool
+	err   error
+}
+
+var (
+	typeMessageStart = []byte(`"message_start"`)
+	typeMessageDelta = []byte(`"message_delta"`)
+	typeMessageStop  = []byte(`"message_stop"`)
+	typeError        = []byte(`"error"`)
+)
+
+func (s *nativeStream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	if s.done {
+		return sse.Event{}, io.EOF
+	}
+	ev, err := s.r.Next()
+	if err != nil {
+		s.err = readError(err)
+		return sse.Event{}, s.err
+	}
+	typ := ev.Event
+	if typ == "" {
+		typ = nativeType(ev.Data)
+	}
+	switch typ {
+	case "message_start":
+		var m struct {
+			Message struct {
+				Model string `json:"model"`
+				Usage usage  `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(ev.Data, &m) == nil {
+			s.usage = usage{}
+			s.usage.merge(m.Message.Usage)
+			s.info.Usage = s.usage.canonical()
+			s.info.Model = m.Message.Model
+		}
+	case "message_delta":
+		var m struct {
+			Usage usage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &m) == nil {
+			s.usage.merge(m.Usage)
+			s.info.Usage = s.usage.canonical()
+		}
+	case "message_stop", "error":
+		s.done = true
+	}
+	return ev, nil
+}
+
+// nativeType finds the type of an event the stream did not name, cheaply:
+// only the types NativeStream acts on.
+func nativeType(data []byte) string {
+	var t struct {
+		Type string `json:"type"`
+	}
+	for _, k := range [][]byte{typeMessageStart, typeMessageDelta, typeMessageStop, typeError} {
+		if bytes.Contains(data, k) {
+			if json.Unmarshal(data, &t) == nil {
+				return t.Type
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+func (s *nativeStream) Close() error { return s.body.Close() }

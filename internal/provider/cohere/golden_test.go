@@ -1,0 +1,333 @@
+package cohere_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/provider/cohere"
+)
+
+var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
+
+// clock is the adapter's time in golden files.
+var clock = time.Unix(1754489201, 0)
+
+// TestGolden runs every case in testdata/. A case is a directory holding the
+// caller's body — request.json (chat) or rerank_request.json (rerank) — the
+// target (target.json) and the upstream request the adapter must build
+// (want_request.json); then, for the way back, one of
+//
+//   - response.json, Cohere's answer, with want_output.json;
+//   - stream.sse, Cohere's stream (optionally stream_info.json, the
+//     StreamInfo the caller sets), with want_events.json;
+//   - error.json and status (the HTTP status on the first line, response
+//     headers on the next ones), with want_error.json.
+//
+// A request.json that svc accepts but Cohere cannot express has
+// want_request_error.json instead. `go test ./internal/provider/cohere/
+// -update` rewrites the want_* files; review the diff before committing.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "*", "target.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no cases in testdata/")
+	}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, dir) })
+	}
+}
+
+type targetFile struct {
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	BaseURL    string `json:"base_url"`
+	APIVersion string `json:"api_version,omitempty"`
+}
+
+// wireRequest is want_request.json: the upstream request as built.
+type wireRequest struct {
+	Method string            `json:"method"`
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header"`
+	Body   json.RawMessage   `json:"body"`
+}
+
+// output is want_output.json.
+type output struct {
+	Model string          `json:"model"`
+	Usage llm.Usage       `json:"usage"`
+	Error *errorOut       `json:"error,omitempty"`
+	Body  json.RawMessage `json:"body,omitempty"`
+}
+
+func runCase(t *testing.T, dir string) {
+	var tf targetFile
+	mustUnmarshal(t, "target.json", readFile(t, dir, "target.json"), &tf)
+	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
+	a := cohere.NewAt(clock)
+
+	var (
+		hreq   *http.Request
+		err    error
+		rerank *llm.RerankRequest
+	)
+	if exists(dir, "rerank_request.json") {
+		rerank, err = llm.DecodeRerankRequest(readFile(t, dir, "rerank_request.json"))
+		if err != nil {
+			t.Fatalf("rerank_request.json: %v", err)
+		}
+		hreq, err = a.NewRerankRequest(context.Background(), target, rerank)
+	} else {
+		raw := readFile(t, dir, "request.json")
+		req, derr := llm.DecodeChatRequest(raw)
+		if derr != nil {
+			t.Fatalf("request.json: the caller's body must be a valid chat request: %v", derr)
+		}
+		hreq, err = a.NewChatRequest(context.Background(), target, provider.ChatCall{Req: req, Raw: raw})
+	}
+	if exists(dir, "want_request_error.json") || (err != nil && *update) {
+		golden(t, dir, "want_request_error.json", errorOf(err))
+		return
+	}
+	if err != nil {
+		t.Fatalf("building the request: %v", err)
+	}
+	body := requestBody(t, hreq)
+	if !json.Valid(body) {
+		t.Fatalf("upstream body is not JSON: %s", body)
+	}
+	for _, k := range []string{"Authorization", "Api-Key", "X-Api-Key"} {
+		if v := hreq.Header.Get(k); v != "" {
+			t.Errorf("header %s: got %q, want none (credentials are upstream/cred's business)", k, v)
+		}
+	}
+	golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: flatten(hreq.Header), Body: body})
+
+	switch {
+	case exists(dir, "response.json"):
+		resp := readFile(t, dir, "response.json")
+		var o output
+		var out []byte
+		if rerank != nil {
+			out, o.Usage, err = a.DecodeRerank(rerank, resp)
+		} else {
+			out, o.Usage, o.Model, err = a.DecodeChat(resp)
+		}
+		o.Error = errorOf(err)
+		if err == nil {
+			if !json.Valid(out) {
+				t.Fatalf("output is not JSON: %s", out)
+			}
+			o.Body = out
+		}
+		golden(t, dir, "want_output.json", &o)
+	case exists(dir, "stream.sse"):
+		var si struct {
+			HideUsage bool `json:"hide_usage"`
+		}
+		if exists(dir, "stream_info.json") {
+			mustUnmarshal(t, "stream_info.json", readFile(t, dir, "stream_info.json"), &si)
+		}
+		ev := relay(t, a, readFile(t, dir, "stream.sse"), si.HideUsage)
+		golden(t, dir, "want_events.json", &ev)
+	case exists(dir, "status"):
+		status, header := readStatus(t, dir)
+		errBody := readFile(t, dir, "error.json")
+		e := a.DecodeError(target.Provider, status, header, errBody)
+		if e == nil {
+			t.Fatal("DecodeError returned nil")
+		}
+		checkNoLeak(t, status, errBody, e)
+		golden(t, dir, "want_error.json", errorOf(e))
+	}
+}
+
+func readStatus(t *testing.T, dir string) (int, http.Header) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+	status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil {
+		t.Fatalf("status: first line must be the HTTP status: %v", err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	for _, l := range lines[1:] {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			t.Fatalf("status: header line %q is not Name: value", l)
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return status, h
+}
+
+// requestBody reads the body through GetBody (which retries use) and checks
+// it is the one the request carries.
+func requestBody(t *testing.T, r *http.Request) []byte {
+	t.Helper()
+	if r.GetBody == nil {
+		t.Fatal("the upstream request has no GetBody: it cannot be retried")
+	}
+	rc, err := r.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) != r.ContentLength {
+		t.Errorf("ContentLength: got %d, want %d", r.ContentLength, len(b))
+	}
+	return b
+}
+
+// errorOut is want_error.json and the error of a decode or a stream.
+type errorOut struct {
+	Kind       string            `json:"kind"`
+	Status     int               `json:"status"`
+	Type       string            `json:"type"`
+	Code       string            `json:"code,omitempty"`
+	Param      string            `json:"param,omitempty"`
+	Message    string            `json:"message"`
+	RetryAfter string            `json:"retry_after,omitempty"`
+	Header     map[string]string `json:"header,omitempty"`
+	Cause      string            `json:"cause,omitempty"`
+}
+
+func errorOf(err error) *errorOut {
+	if err == nil {
+		return nil
+	}
+	var e *apierr.Error
+	if !errors.As(err, &e) {
+		return &errorOut{Kind: "not an *apierr.Error", Message: err.Error()}
+	}
+	o := &errorOut{Kind: kindName(e.Kind), Status: e.Status(), Type: e.Kind.Type(), Code: e.Code, Param: e.Param, Message: e.Message}
+	if e.RetryAfter != 0 {
+		o.RetryAfter = e.RetryAfter.String()
+	}
+	h := http.Header{}
+	e.SetHeaders(h)
+	if len(h) > 0 {
+		o.Header = flatten(h)
+	}
+	if e.Err != nil {
+		o.Cause = e.Err.Error()
+	}
+	return o
+}
+
+func kindName(k apierr.Kind) string {
+	names := map[apierr.Kind]string{
+		apierr.Internal: "Internal", apierr.InvalidRequest: "InvalidRequest", apierr.NotFound: "NotFound",
+		apierr.TooLarge: "TooLarge", apierr.RateLimited: "RateLimited", apierr.ClientClosed: "ClientClosed",
+		apierr.UpstreamError: "UpstreamError", apierr.Unavailable: "Unavailable", apierr.UpstreamTimeout: "UpstreamTimeout",
+	}
+	if n, ok := names[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// checkNoLeak checks that on 401 and 403 Cohere's message is not relayed
+// (it may echo the key), and that no key-like string reaches the caller.
+func checkNoLeak(t *testing.T, status int, body []byte, e *apierr.Error) {
+	t.Helper()
+	sent := string(apierr.JSON(e)) + "\n" + e.Error()
+	var b struct {
+		Message string `json:"message"`
+	}
+	if (status == http.StatusUnauthorized || status == http.StatusForbidden) &&
+		json.Unmarshal(body, &b) == nil && b.Message != "" && strings.Contains(sent, b.Message) {
+		t.Errorf("HTTP %d: Cohere's message %q is relayed: %s", status, b.Message, sent)
+	}
+	if strings.Contains(sent, "Bearer ") {
+		t.Errorf("a bearer token reaches the caller or the log: %s", sent)
+	}
+}
+
+// golden compares got with dir/name as JSON values, or rewrites the file.
+func golden[T any](t *testing.T, dir, name string, got *T) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(got); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(jsonValue(t, b), jsonValue(t, buf.Bytes())); diff != "" {
+		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
+	}
+}
+
+func jsonValue(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("invalid JSON %q: %v", b, err)
+	}
+	return v
+}
+
+func flatten(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[k] = strings.Join(v, ", ")
+	}
+	return out
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func readFile(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
