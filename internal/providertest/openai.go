@@ -25,7 +25,8 @@
 // request's. Embedding vectors are deterministic too (see Embedding).
 //
 // Test packages and the load command (cmd/svcbench) may import providertest;
-// production code must not. It imports only the standard library.
+// production code must not. Besides the standard library it imports only what
+// a wire format needs (the AWS event-stream encoder for Bedrock).
 package providertest
 
 import (
@@ -220,6 +221,11 @@ func newOpenAI(opts []Option) *OpenAI {
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	mux.HandleFunc("GET /v1/models/{model}", s.retrieveModel)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("POST /v1/completions", s.completions)
+	mux.HandleFunc("POST /v1/images/generations", s.images)
+	mux.HandleFunc("POST /v1/audio/speech", s.speech)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcriptions)
+	mux.HandleFunc("POST /v1/rerank", s.rerank)
 	mux.HandleFunc("/", s.notFound)
 	s.handler = mux
 	return s
