@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,7 @@ type errorBody struct {
 func (a *Adapter) DecodeError(providerName string, status int, header http.Header, body []byte) *apierr.Error {
 	var b errorBody
 	_ = json.Unmarshal(body, &b)
-	msg := redact(strings.TrimSpace(b.Error.Message))
+	msg := apierr.Redact(strings.TrimSpace(b.Error.Message))
 	cause := fmt.Sprintf("%s answered HTTP %d", providerName, status)
 	if id := header.Get("Request-Id"); id != "" {
 		cause += " (request-id " + id + ")"
@@ -89,7 +88,7 @@ func (a *Adapter) DecodeError(providerName string, status int, header http.Heade
 // streamError is the error an in-stream error event ends the stream with.
 func streamError(info errorInfo) error {
 	msg := "the provider reported an error mid-stream"
-	if m := redact(strings.TrimSpace(info.Message)); m != "" {
+	if m := apierr.Redact(strings.TrimSpace(info.Message)); m != "" {
 		msg += ": " + m
 	}
 	kind, code := apierr.UpstreamError, "upstream_stream_error"
@@ -122,15 +121,4 @@ func retryAfter(v string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// keyLike matches credentials a provider might echo in a message.
-var keyLike = regexp.MustCompile(`(sk-ant|sk|pk|rk|key)-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+`)
-
-// redact removes anything that looks like a credential from a provider message.
-func redact(msg string) string {
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
-	}
-	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

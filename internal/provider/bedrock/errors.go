@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +43,7 @@ func errorType(header http.Header, b errorBody) string {
 func (a *Adapter) DecodeError(providerName string, status int, header http.Header, body []byte) *apierr.Error {
 	var b errorBody
 	_ = json.Unmarshal(body, &b)
-	msg := redact(strings.TrimSpace(orDefault(b.Message, b.MessageU)))
+	msg := apierr.Redact(strings.TrimSpace(orDefault(b.Message, b.MessageU)))
 	typ := errorType(header, b)
 	e := &apierr.Error{Code: typ, Message: msg, Err: fmt.Errorf("%s answered HTTP %d %s", providerName, status, typ)}
 	switch {
@@ -118,16 +117,4 @@ func retryAfter(v string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// keyLike matches credentials a provider might echo in a message: AWS access
-// key ids, Bedrock API keys, bearer tokens.
-var keyLike = regexp.MustCompile(`\b(AKIA|ASIA|ABSK)[A-Za-z0-9+/=]{12,}|(sk|pk|rk|key)-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+`)
-
-// redact removes anything that looks like a credential from a provider message.
-func redact(msg string) string {
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
-	}
-	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

@@ -114,7 +114,7 @@ func (s *stream) Next() (sse.Event, error) {
 			return sse.Event{}, s.err
 		case "error":
 			s.err = apierr.New(apierr.UpstreamError, "upstream_stream_error",
-				"bedrock reported an error mid-stream: "+redact(header(m.Headers, ":error-code")+" "+header(m.Headers, ":error-message")))
+				"bedrock reported an error mid-stream: "+apierr.Redact(header(m.Headers, ":error-code")+" "+header(m.Headers, ":error-message")))
 			return sse.Event{}, s.err
 		default:
 			continue
@@ -299,7 +299,7 @@ func exceptionError(typ string, payload []byte) error {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(payload, &body)
-	msg := redact(body.Message)
+	msg := apierr.Redact(body.Message)
 	e := &apierr.Error{Code: "upstream_stream_error", Err: errors.New("bedrock stream exception " + typ)}
 	switch typ {
 	case "throttlingException":

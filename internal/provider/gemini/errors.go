@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +49,7 @@ func parseError(body []byte) errorBody {
 // (DEADLINE_EXCEEDED) and 408 are timeouts; other failures are 502.
 func (a *Adapter) DecodeError(providerName string, status int, header http.Header, body []byte) *apierr.Error {
 	b := parseError(body)
-	msg := redact(strings.TrimSpace(b.Error.Message))
+	msg := apierr.Redact(strings.TrimSpace(b.Error.Message))
 	e := &apierr.Error{Code: strings.ToLower(b.Error.Status), Message: msg, Err: fmt.Errorf("%s answered HTTP %d", providerName, status)}
 	keyInvalid, retryDelay := false, time.Duration(0)
 	for _, d := range b.Error.Details {
@@ -119,16 +118,4 @@ func retryAfter(v string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// keyLike matches credentials a provider might echo in a message: Google API
-// keys, OAuth access tokens, and the usual key prefixes.
-var keyLike = regexp.MustCompile(`AIza[0-9A-Za-z_\-]{20,}|ya29\.[0-9A-Za-z_\-.]+|(sk|pk|rk|key)-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+`)
-
-// redact removes anything that looks like a credential from a provider message.
-func redact(msg string) string {
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
-	}
-	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

@@ -80,7 +80,7 @@ func finishReason(r string, calls bool) string {
 func blocked(f *promptFeedback) *apierr.Error {
 	msg := "the provider blocked the prompt (" + f.BlockReason + ")"
 	if f.BlockReasonMessage != "" {
-		msg += ": " + redact(f.BlockReasonMessage)
+		msg += ": " + apierr.Redact(f.BlockReasonMessage)
 	}
 	return &apierr.Error{Kind: apierr.InvalidRequest, Code: "prompt_blocked", Message: msg}
 }

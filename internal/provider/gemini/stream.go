@@ -179,7 +179,7 @@ func streamError(data []byte) error {
 	b := parseError(data)
 	msg := "the provider reported an error mid-stream"
 	if b.Error.Message != "" {
-		msg += ": " + redact(b.Error.Message)
+		msg += ": " + apierr.Redact(b.Error.Message)
 	}
 	return apierr.New(apierr.UpstreamError, "upstream_stream_error", msg)
 }

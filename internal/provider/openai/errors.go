@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ type errorBody struct {
 func (a *Adapter) DecodeError(providerName string, status int, header http.Header, body []byte) *apierr.Error {
 	var b errorBody
 	_ = json.Unmarshal(body, &b)
-	msg := redact(strings.TrimSpace(b.Error.Message))
+	msg := apierr.Redact(strings.TrimSpace(b.Error.Message))
 	code := strings.Trim(string(b.Error.Code), `"`)
 	if code == "null" {
 		code = ""
@@ -97,15 +96,4 @@ func retryAfter(v string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// keyLike matches credentials a provider might echo in a message.
-var keyLike = regexp.MustCompile(`(sk|pk|rk|key)-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+`)
-
-// redact removes anything that looks like a credential from a provider message.
-func redact(msg string) string {
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
-	}
-	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

@@ -87,7 +87,7 @@ func streamError(data []byte) error {
 	_ = json.Unmarshal(data, &b)
 	msg := "the provider reported an error mid-stream"
 	if b.Error.Message != "" {
-		msg += ": " + redact(b.Error.Message)
+		msg += ": " + apierr.Redact(b.Error.Message)
 	}
 	return apierr.New(apierr.UpstreamError, "upstream_stream_error", msg)
 }
