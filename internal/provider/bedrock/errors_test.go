@@ -24,7 +24,7 @@ func TestDecodeErrorShapes(t *testing.T) {
 		wantOut  string // not in the message nor the cause
 	}{
 		{"__type and Message", 400, http.Header{}, `{"__type":"com.amazon.coral.validate#ValidationException","Message":"Malformed input request"}`, apierr.InvalidRequest, "ValidationException", "Malformed input request", ""},
-		{"throttling as 400 type", 400, http.Header{"X-Amzn-Errortype": {"ThrottlingException"}}, `{"message":"slow down"}`, apierr.RateLimited, "upstream_rate_limited", "slow down", ""},
+		{"throttling as 400 type", 400, http.Header{"X-Amzn-Errortype": {"ThrottlingException"}}, `{"message":"slow down"}`, apierr.RateLimited, "ThrottlingException", "slow down", ""},
 		{"expired token", 400, http.Header{"X-Amzn-Errortype": {"ExpiredTokenException"}}, `{"message":"The security token included in the request is expired"}`, apierr.UpstreamError, "upstream_auth_failed", "credentials", "expired"},
 		{"401 bearer", 401, http.Header{}, `{"message":"Invalid API Key format: ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl"}`, apierr.UpstreamError, "upstream_auth_failed", "", "ABSK"},
 		{"key in a 400", 400, http.Header{"X-Amzn-Errortype": {"ValidationException:x"}}, `{"message":"bad request from AKIAIOSFODNN7EXAMPLE"}`, apierr.InvalidRequest, "ValidationException", "[redacted]", "AKIAIOSFODNN7EXAMPLE"},

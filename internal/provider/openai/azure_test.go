@@ -139,7 +139,7 @@ func TestAzureErrors(t *testing.T) {
 		{404, `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`,
 			apierr.NotFound, "DeploymentNotFound", "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."},
 		{401, `{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}`,
-			apierr.UpstreamError, "upstream_auth_failed", "azure rejected svc's credentials for this provider (HTTP 401); an administrator must fix the provider key"},
+			apierr.UpstreamError, "upstream_auth_failed", "azure rejected svc's credentials for this provider (HTTP 401); an administrator must fix the provider's credentials"},
 		{429, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 6 seconds."}}`,
 			apierr.RateLimited, "429", "azure rate limit: Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 6 seconds."},
 		{400, `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400}}`,

@@ -27,7 +27,7 @@ func TestDecodeErrorEdges(t *testing.T) {
 		wantRetry, wantRetryMax time.Duration
 	}{
 		{name: "408 is a timeout", status: 408, body: `{"error":{"message":"Request timed out."}}`,
-			wantKind: apierr.UpstreamTimeout, wantCode: "upstream_timeout", wantMsg: "openai timed out"},
+			wantKind: apierr.UpstreamTimeout, wantCode: "upstream_timeout", wantMsg: "openai timed out (HTTP 408): Request timed out."},
 		{name: "409 is the caller's", status: 409, body: `{"error":{"message":"Conflict.","code":null}}`,
 			wantKind: apierr.InvalidRequest, wantMsg: "Conflict."},
 		{name: "400 without a body", status: 400,
