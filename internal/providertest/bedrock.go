@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // Request headers that control one Bedrock response, besides HeaderStatus
@@ -219,10 +220,10 @@ func (s *Bedrock) converse(w http.ResponseWriter, r *http.Request, stream bool) 
 		return
 	}
 	out := tokens(len(reply))
-	content := `[{"text":` + string(appendString(nil, reply)) + `}]`
+	content := `[{"text":` + string(llm.AppendJSONString(nil, reply)) + `}]`
 	stop := "end_turn"
 	if tool != "" {
-		content = `[{"toolUse":{"toolUseId":"tooluse_providertest0001","name":` + string(appendString(nil, tool)) + `,"input":{"query":"providertest"}}}]`
+		content = `[{"toolUse":{"toolUseId":"tooluse_providertest0001","name":` + string(llm.AppendJSONString(nil, tool)) + `,"input":{"query":"providertest"}}}]`
 		stop = "tool_use"
 	}
 	resp := `{"output":{"message":{"role":"assistant","content":` + content + `}},"stopReason":"` + stop +
@@ -276,7 +277,7 @@ func (s *Bedrock) stream(w http.ResponseWriter, r *http.Request, reply, tool str
 	text := reply
 	if tool != "" {
 		text = `{"query":"providertest"}`
-		if !send("event", "contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_providertest0001","name":`+string(appendString(nil, tool))+`}}}`) {
+		if !send("event", "contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_providertest0001","name":`+string(llm.AppendJSONString(nil, tool))+`}}}`) {
 			return
 		}
 	}
@@ -284,9 +285,9 @@ func (s *Bedrock) stream(w http.ResponseWriter, r *http.Request, reply, tool str
 		p := piece(text, i, chunks)
 		var payload string
 		if tool != "" {
-			payload = `{"contentBlockIndex":0,"delta":{"toolUse":{"input":` + string(appendString(nil, p)) + `}}}`
+			payload = `{"contentBlockIndex":0,"delta":{"toolUse":{"input":` + string(llm.AppendJSONString(nil, p)) + `}}}`
 		} else {
-			payload = `{"contentBlockIndex":0,"delta":{"text":` + string(appendString(nil, p)) + `},"p":"abcd"}`
+			payload = `{"contentBlockIndex":0,"delta":{"text":` + string(llm.AppendJSONString(nil, p)) + `},"p":"abcd"}`
 		}
 		if !delta(payload) {
 			return
@@ -364,7 +365,7 @@ func bedrForcedError(status int) (typ, msg string) {
 // bedrWriteError answers a Bedrock error: the type in x-amzn-errortype and
 // {"message": …} as the body.
 func bedrWriteError(w http.ResponseWriter, status int, typ, msg string) {
-	body := `{"message":` + string(appendString(nil, msg)) + "}"
+	body := `{"message":` + string(llm.AppendJSONString(nil, msg)) + "}"
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Amzn-Errortype", typ+":http://internal.amazon.com/coral/com.amazon.bedrock/")

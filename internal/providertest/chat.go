@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // Constant header values, shared by all responses: net/http only reads them.
@@ -153,9 +155,9 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = appendString(b, x.ctl.reply)
+	b = llm.AppendJSONString(b, x.ctl.reply)
 	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":`...)
 	b = appendUsage(b, u)
 	b = append(b, `,"service_tier":"default","system_fingerprint":"fp_providertest"}`+"\n"...)
@@ -196,7 +198,7 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 	b = append(b, `","object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"service_tier":"default","system_fingerprint":"fp_providertest","choices":[`...)
 	head := len(b)
 	tail := "]}\n\n"
@@ -225,7 +227,7 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 			abort()
 		}
 		b = append(b[:head], `{"index":0,"delta":{"content":`...)
-		b = appendString(b, piece(ctl.reply, i, ctl.chunks))
+		b = llm.AppendJSONString(b, piece(ctl.reply, i, ctl.chunks))
 		b = append(b, `},"logprobs":null,"finish_reason":null}`...)
 		b = append(b, tail...)
 		send(b)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // maxEmbeddingDims bounds the "dimensions" a request may ask for.
@@ -178,7 +180,7 @@ func (s *OpenAI) embeddings(w http.ResponseWriter, r *http.Request) {
 		b = append(b, '}')
 	}
 	b = append(b, `],"model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = appendInt(b, total)
 	b = append(b, `,"total_tokens":`...)

@@ -3,6 +3,8 @@ package providertest
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // apiError is an OpenAI error: {"error":{"message","type","param","code"}}.
@@ -51,9 +53,9 @@ func invalidRequest(param, code, msg string) apiError {
 // appendErrorBody appends e's JSON body to dst.
 func appendErrorBody(dst []byte, e apiError) []byte {
 	dst = append(dst, `{"error":{"message":`...)
-	dst = appendString(dst, e.Message)
+	dst = llm.AppendJSONString(dst, e.Message)
 	dst = append(dst, `,"type":`...)
-	dst = appendString(dst, e.Type)
+	dst = llm.AppendJSONString(dst, e.Type)
 	dst = append(dst, `,"param":`...)
 	dst = appendStringOrNull(dst, e.Param)
 	dst = append(dst, `,"code":`...)

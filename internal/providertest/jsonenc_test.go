@@ -3,6 +3,8 @@ package providertest
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 func TestAppendString(t *testing.T) {
@@ -23,9 +25,9 @@ func FuzzAppendString(f *testing.F) {
 // checkAppendString: the output is one valid JSON string that decodes to what
 // encoding/json decodes its own encoding of s to.
 func checkAppendString(t *testing.T, s string) {
-	got := appendString(nil, s)
+	got := llm.AppendJSONString(nil, s)
 	if !json.Valid(got) {
-		t.Fatalf("appendString(%q) = %s: not valid JSON", s, got)
+		t.Fatalf("llm.AppendJSONString(%q) = %s: not valid JSON", s, got)
 	}
 	var back, want string
 	if err := json.Unmarshal(got, &back); err != nil {
@@ -34,7 +36,7 @@ func checkAppendString(t *testing.T, s string) {
 	std, _ := json.Marshal(s)
 	_ = json.Unmarshal(std, &want)
 	if back != want {
-		t.Errorf("appendString(%q) decodes to %q, want %q", s, back, want)
+		t.Errorf("llm.AppendJSONString(%q) decodes to %q, want %q", s, back, want)
 	}
 }
 

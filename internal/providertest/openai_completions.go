@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // ---------------------------------------------------------------------------
@@ -89,11 +91,11 @@ func (s *OpenAI) completions(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `","object":"text_completion","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"choices":[{"text":`...)
-	b = appendString(b, text)
+	b = llm.AppendJSONString(b, text)
 	b = append(b, `,"index":0,"logprobs":null,"finish_reason":`...)
-	b = appendString(b, finish)
+	b = llm.AppendJSONString(b, finish)
 	b = append(b, `}],"usage":`...)
 	b = appendUsage(b, u)
 	b = append(b, `,"system_fingerprint":"fp_providertest"}`+"\n"...)
@@ -123,7 +125,7 @@ func (s *OpenAI) streamCompletion(w http.ResponseWriter, r *http.Request, x *exc
 	b = append(b, `","object":"text_completion","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"system_fingerprint":"fp_providertest","choices":[`...)
 	head := len(b)
 	tail := "]}\n\n"
@@ -148,7 +150,7 @@ func (s *OpenAI) streamCompletion(w http.ResponseWriter, r *http.Request, x *exc
 			abort()
 		}
 		b = append(b[:head], `{"text":`...)
-		b = appendString(b, piece(text, i, ctl.chunks))
+		b = llm.AppendJSONString(b, piece(text, i, ctl.chunks))
 		b = append(b, `,"index":0,"logprobs":null,"finish_reason":null}`...)
 		b = append(b, tail...)
 		send(b)
@@ -157,7 +159,7 @@ func (s *OpenAI) streamCompletion(w http.ResponseWriter, r *http.Request, x *exc
 		abort()
 	}
 	b = append(b[:head], `{"text":"","index":0,"logprobs":null,"finish_reason":`...)
-	b = appendString(b, finish)
+	b = llm.AppendJSONString(b, finish)
 	b = append(b, '}')
 	b = append(b, tail...)
 	send(b)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // ---------------------------------------------------------------------------
@@ -139,11 +141,11 @@ func (s *OpenAI) images(w http.ResponseWriter, r *http.Request) {
 			b = append(b, '"')
 		} else {
 			b = append(b, `{"url":`...)
-			b = appendString(b, ImageURL(i))
+			b = llm.AppendJSONString(b, ImageURL(i))
 		}
 		if req.Model == "dall-e-3" {
 			b = append(b, `,"revised_prompt":`...)
-			b = appendString(b, RevisedPrompt(req.Prompt))
+			b = llm.AppendJSONString(b, RevisedPrompt(req.Prompt))
 		}
 		b = append(b, '}')
 	}
@@ -159,9 +161,9 @@ func (s *OpenAI) images(w http.ResponseWriter, r *http.Request) {
 		in := tokens(len(req.Prompt))
 		out := n * ImageOutputTokens(size, quality)
 		b = append(b, `,"background":"opaque","output_format":"png","quality":`...)
-		b = appendString(b, quality)
+		b = llm.AppendJSONString(b, quality)
 		b = append(b, `,"size":`...)
-		b = appendString(b, size)
+		b = llm.AppendJSONString(b, size)
 		b = append(b, `,"usage":{"input_tokens":`...)
 		b = appendInt(b, in)
 		b = append(b, `,"output_tokens":`...)

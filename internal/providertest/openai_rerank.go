@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // ---------------------------------------------------------------------------
@@ -129,7 +131,7 @@ func (s *OpenAI) rerank(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `{"id":"rerank-providertest`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `","model":`...)
-	b = appendString(b, req.Model)
+	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"results":[`...)
 	for i, res := range results {
 		if i > 0 {
@@ -141,7 +143,7 @@ func (s *OpenAI) rerank(w http.ResponseWriter, r *http.Request) {
 		b = strconv.AppendFloat(b, res.score, 'g', -1, 64)
 		if withDocs {
 			b = append(b, `,"document":{"text":`...)
-			b = appendString(b, docs[res.index])
+			b = llm.AppendJSONString(b, docs[res.index])
 			b = append(b, '}')
 		}
 		b = append(b, '}')

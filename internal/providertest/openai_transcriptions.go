@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // ---------------------------------------------------------------------------
@@ -199,21 +201,21 @@ func (s *OpenAI) transcriptions(w http.ResponseWriter, r *http.Request) {
 			lang = "english"
 		}
 		b = append(x.out[:0], `{"task":"transcribe","language":`...)
-		b = appendString(b, lang)
+		b = llm.AppendJSONString(b, lang)
 		b = append(b, `,"duration":`...)
 		b = strconv.AppendFloat(b, dur, 'f', -1, 64)
 		b = append(b, `,"text":`...)
-		b = appendString(b, text)
+		b = llm.AppendJSONString(b, text)
 		b = append(b, `,"segments":[{"id":0,"seek":0,"start":0,"end":`...)
 		b = strconv.AppendFloat(b, dur, 'f', -1, 64)
 		b = append(b, `,"text":`...)
-		b = appendString(b, text)
+		b = llm.AppendJSONString(b, text)
 		b = append(b, `,"tokens":[],"temperature":0,"avg_logprob":-0.1,"compression_ratio":1,"no_speech_prob":0}],"usage":{"type":"duration","seconds":`...)
 		b = appendInt(b, int(dur+0.999))
 		b = append(b, "}}\n"...)
 	default:
 		b = append(x.out[:0], `{"text":`...)
-		b = appendString(b, text)
+		b = llm.AppendJSONString(b, text)
 		if !whisper {
 			audio := tokens(len(file.Data))
 			prompt := 0

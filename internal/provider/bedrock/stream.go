@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
@@ -152,9 +151,9 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 		b = append(b, `"tool_calls":[{"index":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `,"id":`...)
-		b = appendString(b, ev.Start.ToolUse.ToolUseID)
+		b = llm.AppendJSONString(b, ev.Start.ToolUse.ToolUseID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendString(b, ev.Start.ToolUse.Name)
+		b = llm.AppendJSONString(b, ev.Start.ToolUse.Name)
 		return append(b, `,"arguments":""}}]},"finish_reason":null}]}`...)
 	case "contentBlockDelta":
 		switch d := &ev.Delta; {
@@ -162,7 +161,7 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 			b = append(b, `[{"index":0,"delta":{`...)
 			b = s.roleOnce(b)
 			b = append(b, `"content":`...)
-			b = appendString(b, d.Text)
+			b = llm.AppendJSONString(b, d.Text)
 			return append(b, `},"finish_reason":null}]}`...)
 		case d.ToolUse.Input != "":
 			i, ok := s.tools[ev.ContentBlockIndex]
@@ -172,7 +171,7 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 			b = append(b, `[{"index":0,"delta":{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"function":{"arguments":`...)
-			b = appendString(b, d.ToolUse.Input)
+			b = llm.AppendJSONString(b, d.ToolUse.Input)
 			return append(b, `}}]},"finish_reason":null}]}`...)
 		}
 		return nil // empty deltas, reasoningContent, citations: not relayed
@@ -182,7 +181,7 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 			s.usageOut, s.done = !s.info.HideUsage, s.info.HideUsage
 		}
 		b = append(b, `[{"index":0,"delta":{},"finish_reason":`...)
-		b = appendString(b, finishReason(ev.StopReason))
+		b = llm.AppendJSONString(b, finishReason(ev.StopReason))
 		return append(b, `}]}`...)
 	case "metadata":
 		s.info.Usage, s.metadata = ev.Usage.usage(), true
@@ -321,60 +320,10 @@ func exceptionError(typ string, payload []byte) error {
 // appendPrefix appends the chunk's fixed head, up to "choices":.
 func appendPrefix(b []byte, id string, created int64, model string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = llm.AppendJSONString(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = llm.AppendJSONString(b, model)
 	return append(b, `,"choices":`...)
-}
-
-// appendString appends s as a JSON string, invalid UTF-8 replaced by U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&15])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

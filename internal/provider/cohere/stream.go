@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
@@ -223,70 +222,16 @@ func (s *stream) emit(c llm.ChatChunk) (sse.Event, error) {
 func (s *stream) emitContent(text string) sse.Event {
 	b := s.buf[:0]
 	b = append(b, `{"id":`...)
-	b = appendString(b, s.id)
+	b = llm.AppendJSONString(b, s.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, s.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, s.info.Model)
+	b = llm.AppendJSONString(b, s.info.Model)
 	b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-	b = appendString(b, text)
+	b = llm.AppendJSONString(b, text)
 	b = append(b, `},"finish_reason":null}]}`...)
 	s.buf = b
 	return sse.Event{Data: b}
-}
-
-// appendString appends s as a JSON string, escaped as encoding/json escapes
-// it (HTML characters and U+2028/U+2029 included; invalid UTF-8 as U+FFFD).
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 func (s *stream) Close() error { return s.body.Close() }
