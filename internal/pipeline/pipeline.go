@@ -47,6 +47,8 @@ type Exchange struct {
 	Chat *llm.ChatRequest
 	// Rerank is the decoded request body for Rerank exchanges.
 	Rerank *llm.RerankRequest
+	// Embeddings is the decoded request body for Embeddings exchanges.
+	Embeddings *llm.EmbeddingsRequest
 	// Model is the model the caller asked for, as sent.
 	Model  string
 	Stream bool

@@ -96,6 +96,7 @@ func NewCohere(t testing.TB, opts ...CohOption) *Cohere {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v2/chat", s.cohChat)
 	mux.HandleFunc("POST /v2/rerank", s.cohRerank)
+	mux.HandleFunc("POST /v2/embed", s.cohEmbed)
 	mux.HandleFunc("GET /v1/models", s.cohModels)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := s.cohBegin(w, r); ok {

@@ -97,8 +97,8 @@ func NewGemini(t testing.TB, opts ...GemOption) *Gemini {
 	}
 	s := &Gemini{cfg: c}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1beta/models/{call}", s.gemGenerate)
-	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.gemGenerate)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.gemCall)
+	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.gemCall)
 	mux.HandleFunc("GET /v1beta/models", s.gemListModels)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.gemBegin(w, r, nil)

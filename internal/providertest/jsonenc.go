@@ -10,8 +10,6 @@ import (
 // fragments instead of marshalling structs: the benchmark drives tens of
 // thousands of requests per second through this server.
 
-const hexDigits = "0123456789abcdef"
-
 func appendStringOrNull(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, "null"...)

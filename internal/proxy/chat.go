@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -24,30 +23,14 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if !ok {
 		return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
 	}
-	key, err := p.providerKey(ctx, prov)
-	if err != nil {
-		return nil, err
-	}
 	target := prov.Target(x.UpstreamModel)
 	req, err := prov.Adapter.NewChatRequest(ctx, target, provider.ChatCall{Req: x.Chat, Raw: x.Body})
 	if err != nil {
 		return nil, err
 	}
-	if err := signerFor(prov).Sign(req, key); err != nil {
-		return nil, signError(prov.Name, err)
-	}
-	start := time.Now()
-	resp, err := p.d.Client.Do(req)
+	resp, start, err := p.send(ctx, x, prov, req)
 	if err != nil {
-		x.Upstream = time.Since(start)
 		return nil, err
-	}
-	x.UpstreamStatus = resp.StatusCode
-	if resp.StatusCode >= 400 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		resp.Body.Close()
-		x.Upstream = time.Since(start)
-		return nil, prov.Adapter.DecodeError(prov.Name, resp.StatusCode, resp.Header, body)
 	}
 	if x.Stream {
 		x.FirstByte = time.Now()
@@ -63,8 +46,7 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 		})
 		return &pipeline.Response{Status: http.StatusOK, Stream: s, Header: http.Header{"Content-Type": {"text/event-stream"}}}, nil
 	}
-	raw, err := p.d.Client.ReadBody(resp)
-	x.Upstream = time.Since(start)
+	raw, err := p.receive(x, resp, start)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +58,6 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if err != nil {
 		return nil, err
 	}
-	x.FirstByte = time.Now()
 	x.Usage, x.ResponseModel = usage, model
 	x.Cost = p.cost(prov.Name, x.UpstreamModel, model, &usage)
 	return &pipeline.Response{Status: http.StatusOK, Body: out, Header: http.Header{"Content-Type": {"application/json"}}}, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -73,17 +72,17 @@ func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
 		if !ok {
 			return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
 		}
+		if ea, ok := prov.Adapter.(provider.EmbeddingsAdapter); ok && e.kind == pipeline.Embeddings {
+			return p.callEmbeddings(ctx, x, prov, ea)
+		}
 		pt, ok := prov.Adapter.(provider.Passthrough)
 		if !ok {
 			return nil, apierr.Newf(apierr.InvalidRequest, "unsupported_endpoint", "provider %s does not serve /v1/%s", prov.Name, e.op)
 		}
-		key, err := p.providerKey(ctx, prov)
-		if err != nil {
-			return nil, err
-		}
 		ct := x.Inbound.Header.Get("Content-Type")
 		body := x.Body
 		if e.kind == pipeline.Transcriptions {
+			var err error
 			if body, ct, err = rewriteFormModel(x.Body, ct, x.UpstreamModel); err != nil {
 				return nil, err
 			}
@@ -97,21 +96,9 @@ func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
 		if err != nil {
 			return nil, err
 		}
-		if err := signerFor(prov).Sign(req, key); err != nil {
-			return nil, signError(prov.Name, err)
-		}
-		start := time.Now()
-		resp, err := p.d.Client.Do(req)
+		resp, start, err := p.send(ctx, x, prov, req)
 		if err != nil {
-			x.Upstream = time.Since(start)
 			return nil, err
-		}
-		x.UpstreamStatus = resp.StatusCode
-		if resp.StatusCode >= 400 {
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-			resp.Body.Close()
-			x.Upstream = time.Since(start)
-			return nil, prov.Adapter.DecodeError(prov.Name, resp.StatusCode, resp.Header, b)
 		}
 		x.FirstByte = time.Now()
 		header := http.Header{"Content-Type": {resp.Header.Get("Content-Type")}}
@@ -128,8 +115,7 @@ func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
 			raw := pipeline.ObserveReader(resp.Body, func(error) { x.Upstream = time.Since(start) })
 			return &pipeline.Response{Status: resp.StatusCode, Raw: raw, Header: header}, nil
 		}
-		out, err := p.d.Client.ReadBody(resp)
-		x.Upstream = time.Since(start)
+		out, err := p.receive(x, resp, start)
 		if err != nil {
 			return nil, err
 		}
@@ -185,34 +171,11 @@ func requireModel(model string) error {
 }
 
 func decodeEmbeddings(x *pipeline.Exchange) error {
-	var r struct {
-		Model          string          `json:"model"`
-		Input          json.RawMessage `json:"input"`
-		EncodingFormat string          `json:"encoding_format"`
-		Dimensions     *int            `json:"dimensions"`
-	}
-	if err := jsonbody.Decode(x.Body, &r, false); err != nil {
+	r, err := llm.DecodeEmbeddingsRequest(x.Body)
+	if err != nil {
 		return err
 	}
-	if err := requireModel(r.Model); err != nil {
-		return err
-	}
-	in := bytes.TrimSpace(r.Input)
-	switch {
-	case len(in) == 0 || bytes.Equal(in, []byte("null")):
-		return apierr.BadParam("input", "input is required")
-	case bytes.Equal(in, []byte(`""`)) || bytes.Equal(in, []byte("[]")):
-		return apierr.BadParam("input", "input must not be empty")
-	case in[0] != '"' && in[0] != '[':
-		return apierr.BadParam("input", "input must be a string, an array of strings or an array of token arrays")
-	}
-	if r.EncodingFormat != "" && r.EncodingFormat != "float" && r.EncodingFormat != "base64" {
-		return apierr.BadParam("encoding_format", "encoding_format must be float or base64")
-	}
-	if r.Dimensions != nil && *r.Dimensions < 1 {
-		return apierr.BadParam("dimensions", "dimensions must be at least 1")
-	}
-	x.Model = r.Model
+	x.Model, x.Embeddings = r.Model, r
 	return nil
 }
 

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -124,31 +123,15 @@ func (p *Proxy) callNative(rt nativeRoute) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		prov, _ := p.d.Registry.Lookup(x.Provider)
 		nat := prov.Adapter.(provider.Native)
-		key, err := p.providerKey(ctx, prov)
-		if err != nil {
-			return nil, err
-		}
 		req, err := nat.NewNativeRequest(ctx, prov.Target(x.UpstreamModel), provider.NativeCall{
 			Method: rt.method, Op: rt.op, Query: x.Inbound.URL.RawQuery, Header: x.Inbound.Header, Body: x.Body, Model: x.Model,
 		})
 		if err != nil {
 			return nil, err
 		}
-		if err := signerFor(prov).Sign(req, key); err != nil {
-			return nil, signError(prov.Name, err)
-		}
-		start := time.Now()
-		resp, err := p.d.Client.Do(req)
+		resp, start, err := p.send(ctx, x, prov, req)
 		if err != nil {
-			x.Upstream = time.Since(start)
 			return nil, err
-		}
-		x.UpstreamStatus = resp.StatusCode
-		if resp.StatusCode >= 400 {
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-			resp.Body.Close()
-			x.Upstream = time.Since(start)
-			return nil, prov.Adapter.DecodeError(prov.Name, resp.StatusCode, resp.Header, b)
 		}
 		x.FirstByte = time.Now()
 		header := nativeHeaders(resp.Header)
@@ -161,8 +144,7 @@ func (p *Proxy) callNative(rt nativeRoute) pipeline.Handler {
 			})
 			return &pipeline.Response{Status: resp.StatusCode, Stream: s, Header: header}, nil
 		}
-		out, err := p.d.Client.ReadBody(resp)
-		x.Upstream = time.Since(start)
+		out, err := p.receive(x, resp, start)
 		if err != nil {
 			return nil, err
 		}

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
@@ -48,32 +46,15 @@ func (p *Proxy) rerankHandler() http.HandlerFunc {
 }
 
 func (p *Proxy) callRerank(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, ra provider.RerankAdapter, r *llm.RerankRequest) (*pipeline.Response, error) {
-	key, err := p.providerKey(ctx, prov)
-	if err != nil {
-		return nil, err
-	}
 	req, err := ra.NewRerankRequest(ctx, prov.Target(x.UpstreamModel), r)
 	if err != nil {
 		return nil, err
 	}
-	if err := signerFor(prov).Sign(req, key); err != nil {
-		return nil, signError(prov.Name, err)
-	}
-	start := time.Now()
-	resp, err := p.d.Client.Do(req)
+	resp, start, err := p.send(ctx, x, prov, req)
 	if err != nil {
-		x.Upstream = time.Since(start)
 		return nil, err
 	}
-	x.UpstreamStatus = resp.StatusCode
-	if resp.StatusCode >= 400 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		resp.Body.Close()
-		x.Upstream = time.Since(start)
-		return nil, prov.Adapter.DecodeError(prov.Name, resp.StatusCode, resp.Header, b)
-	}
-	body, err := p.d.Client.ReadBody(resp)
-	x.Upstream = time.Since(start)
+	body, err := p.receive(x, resp, start)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +62,6 @@ func (p *Proxy) callRerank(ctx context.Context, x *pipeline.Exchange, prov *prov
 	if err != nil {
 		return nil, err
 	}
-	x.FirstByte = time.Now()
 	x.Usage = usage
 	x.Cost = p.cost(prov.Name, x.UpstreamModel, "", &usage)
 	return &pipeline.Response{Status: http.StatusOK, Body: out, Header: http.Header{"Content-Type": {"application/json"}}}, nil
