@@ -28,6 +28,8 @@ type gateway struct {
 	proxyURL string // http://127.0.0.1:<PROXY_PORT>
 	vkey     string
 	pid      int
+	// pprofAddr is svc's SVC_PPROF_ADDR when it was asked for one.
+	pprofAddr string
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the subprocess exits
@@ -41,6 +43,7 @@ type gatewaySpec struct {
 	bin      string   // prebuilt binary; "" builds ./cmd/svc
 	upstream string   // the fake's base URL including /v1
 	extraEnv []string // KEY=VALUE added last, so they win
+	pprof    bool     // set SVC_PPROF_ADDR to a free loopback port
 	keepDir  bool
 	log      io.Writer // progress messages
 }
@@ -75,7 +78,7 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	// Every component gets a free port, so nothing clashes with another svc
 	// on this machine; ports of components this build lacks are ignored.
 	portNames := []string{"PROXY_PORT", "MANAGEMENT_PORT", "COMPLIANCE_PORT", "POLICY_PORT", "BRIDGE_PORT", "FRONTEND_PORT"}
-	ports, err := freePorts(len(portNames))
+	ports, err := freePorts(len(portNames) + 1) // the last for pprof
 	if err != nil {
 		return g, err
 	}
@@ -91,6 +94,15 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 		"OPENAI_API_KEY="+upstreamKey,
 		"OPENAI_API_BASE="+spec.upstream,
 	)
+	if spec.pprof {
+		g.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[len(portNames)])
+		env = append(env, "SVC_PPROF_ADDR="+g.pprofAddr)
+	}
+	for _, kv := range spec.extraEnv {
+		if v, ok := strings.CutPrefix(kv, "SVC_PPROF_ADDR="); ok && spec.pprof {
+			g.pprofAddr = v
+		}
+	}
 	env = append(env, spec.extraEnv...)
 
 	logFile, err := os.Create(g.logPath)

@@ -6,27 +6,60 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httputil"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeSvcEnv makes the test binary act as a tiny svc: see fakeSvc.
 const fakeSvcEnv = "SVCBENCH_FAKE_SVC"
 
+// testParentEnv makes the test binary start svcbench's helpers and wait: see
+// testParent.
+const testParentEnv = "SVCBENCH_TEST_PARENT"
+
+// The test binary is svcbench's helpers too, as the command's binary is.
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeSvcEnv) == "1" {
+	if code, ok := childMain(); ok {
+		os.Exit(code)
+	}
+	switch {
+	case os.Getenv(fakeSvcEnv) == "1":
 		os.Exit(fakeSvc())
+	case os.Getenv(testParentEnv) == "1":
+		os.Exit(testParent())
 	}
 	os.Exit(m.Run())
 }
 
+// testParent starts the fake upstream and a reverse proxy to it as svcbench
+// does, prints their URLs and waits to be killed, so a test can check that
+// they end with their parent.
+func testParent() int {
+	fake, err := startChild(context.Background(), "fake upstream", fakeChildEnv("127.0.0.1:0", 2, 0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	proxy, err := startChild(context.Background(), "reverse proxy", baselineChildEnv(strings.TrimSuffix(fake.url, "/v1"), 0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(fake.url, proxy.url)
+	time.Sleep(time.Hour)
+	return 0
+}
+
 // fakeSvc is a stand-in for `svc serve`, so startGateway can be tested without
 // building the real one: it reads the same settings, answers /ready and
-// /metrics, creates virtual keys on the management port, and forwards chat
+// /metrics (and pprof on SVC_PPROF_ADDR unless SVCBENCH_FAKE_SVC_PPROF=off), creates virtual keys on the management port, and forwards chat
 // completions called with that key to OPENAI_API_BASE with OPENAI_API_KEY.
 func fakeSvc() int {
 	if len(os.Args) < 2 || os.Args[1] != "serve" {
@@ -63,6 +96,9 @@ func fakeSvc() int {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
 			return
 		}
+		// As the reverse-proxy child does, or a few streams are cut
+		// (golang/go#40747).
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)
 	})
 
@@ -84,10 +120,16 @@ func fakeSvc() int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	servers := []*http.Server{
 		{Addr: host + ":" + os.Getenv("PROXY_PORT"), Handler: proxy},
 		{Addr: host + ":" + os.Getenv("MANAGEMENT_PORT"), Handler: mgmt},
+	}
+	if addr := os.Getenv("SVC_PPROF_ADDR"); addr != "" && os.Getenv("SVCBENCH_FAKE_SVC_PPROF") != "off" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		servers = append(servers, &http.Server{Addr: addr, Handler: mux})
 	}
 	for _, s := range servers {
 		go func() { errc <- s.ListenAndServe() }()

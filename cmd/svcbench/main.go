@@ -2,19 +2,41 @@
 // throughput it keeps, against the fake OpenAI upstream of
 // internal/providertest, in one run: for each scenario (streaming or not, at
 // each concurrency) it sends the same requests first directly to the fake,
-// then through svc, and reports the difference at the same percentile, with
-// svc's allocations per request and its memory.
+// then through a bare reverse proxy (net/http/httputil's ReverseProxy with the
+// default transport, the reference point; its server runs full duplex, without
+// which a few proxied streams in a thousand are cut, golang/go#40747), then
+// through svc, and reports the
+// difference from direct at the same percentile, with svc's allocations per
+// request and its memory.
 //
-// By default it starts the fake in-process, builds ./cmd/svc, and runs
-// `svc serve` on free loopback ports with its data in a temporary directory:
+// Every party runs in its own process, as in production: the client in
+// svcbench's, the fake upstream and the bare reverse proxy in child processes
+// of svcbench (its own binary, re-executed), and svc in another. So a direct
+// request crosses one process boundary, as svc's hop to a real provider does,
+// and "added" is only what the gateway hop adds. -fake-inprocess runs the fake
+// in svcbench's process instead (cheaper direct requests, which inflates
+// "added" by a cross-process round trip); -baseline=false skips the reverse
+// proxy. The reverse proxy's default transport keeps 2 idle connections per
+// host, so under concurrency it keeps opening new ones to the fake, as an
+// untuned proxy would; -baseline-idle sets a pool size like svc's (512).
 //
-//	go run ./cmd/svcbench                    # the full run, about 1–2 minutes
+// By default it builds ./cmd/svc, and runs `svc serve` on free loopback ports
+// with its data in a temporary directory:
+//
+//	go run ./cmd/svcbench                    # the full run, about 2 minutes
 //	go run ./cmd/svcbench -n 2000 -c 1,16    # a quick one
 //	go run ./cmd/svcbench -gateway http://127.0.0.1:7775 -vkey sk-svc-… -fake-addr 127.0.0.1:9999
+//	go run ./cmd/svcbench -cpuprofile-svc svc.pprof   # and a CPU profile of svc under load
 //
 // With -gateway it measures an svc that is already running instead; that svc
 // should use the fake as its OpenAI upstream (start svcbench with -fake-addr
 // and point OPENAI_API_BASE at http://<fake-addr>/v1 with OPENAI_API_KEY=sk-bench).
+//
+// -cpuprofile-svc starts svc with SVC_PPROF_ADDR on a free loopback port and
+// takes a CPU profile of svc (at most 20s) during the measured svc phase of
+// the non-stream scenario at the highest concurrency (c=64 by default; the
+// stream one when non-stream is not run). If svc does not answer there it
+// warns and goes on without a profile.
 //
 // svcbench exits 1 if any request failed, after reporting how many and the
 // first error. It reads /proc, so svc's memory figures need Linux.
@@ -29,6 +51,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +61,9 @@ import (
 )
 
 func main() {
+	if code, ok := childMain(); ok {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -68,6 +94,10 @@ type options struct {
 	vkey        string
 	svcPID      int
 	fakeAddr    string
+	fakeInProc  bool
+	baseline    bool
+	baseIdle    int    // -baseline-idle
+	cpuprofile  string // -cpuprofile-svc
 	json        bool
 }
 
@@ -77,7 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	conc := fs.String("c", "1,64", "comma-separated concurrency levels")
 	modes := fs.String("modes", modeNonStream+","+modeStream, "comma-separated request modes: "+modeNonStream+", "+modeStream)
-	fs.IntVar(&o.n, "n", 40000, "requests per measured phase (the default run takes about a minute on 2 cores)")
+	fs.IntVar(&o.n, "n", 40000, "requests per measured phase (the default run takes about two minutes on 2 cores)")
 	fs.IntVar(&o.warmup, "warmup", -1, "requests per warm-up phase (default n/10, at least 100)")
 	fs.DurationVar(&o.duration, "duration", 0, "run each measured phase this long instead of -n requests")
 	fs.IntVar(&o.chunks, "chunks", providertest.DefaultChunks, "content chunks per streamed answer of the fake")
@@ -97,6 +127,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.vkey, "vkey", "", "virtual key for -gateway")
 	fs.IntVar(&o.svcPID, "svc-pid", 0, "process ID of the -gateway svc, for its memory figures")
 	fs.StringVar(&o.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake upstream")
+	fs.BoolVar(&o.fakeInProc, "fake-inprocess", false, "run the fake upstream in svcbench's process rather than its own")
+	fs.BoolVar(&o.baseline, "baseline", true, "measure a bare httputil.ReverseProxy (its own process) as a reference point")
+	fs.IntVar(&o.baseIdle, "baseline-idle", 0, "idle upstream connections per host the reverse proxy keeps (0: the default transport's 2, which makes it reconnect under concurrency)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile-svc", "", "write a CPU profile of svc during the non-stream phase at the highest concurrency to this file")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON too")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -129,6 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-gateway and -vkey go together")
 	case o.svcPID != 0 && o.gateway == "":
 		return nil, errors.New("-svc-pid is for -gateway")
+	case o.baseIdle < 0:
+		return nil, errors.New("-baseline-idle must not be negative")
+	case o.cpuprofile != "" && o.gateway != "":
+		return nil, errors.New("-cpuprofile-svc needs the svc svcbench starts, not -gateway")
 	}
 	if o.warmup < 0 {
 		o.warmup = max(o.n/10, 100)
@@ -168,48 +206,99 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // bench starts what it needs and runs every scenario.
-func bench(ctx context.Context, o *options, progress io.Writer) (*report, error) {
-	fake, err := providertest.StartOpenAI(o.fakeAddr,
-		providertest.WithRecording(0),
-		providertest.WithAPIKey(upstreamKey),
-		providertest.WithChunks(o.chunks),
-		providertest.WithChunkDelay(o.chunkDelay),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("starting the fake upstream: %w", err)
-	}
-	defer fake.Close()
-
-	gw := &gateway{proxyURL: o.gateway, vkey: o.vkey, pid: o.svcPID}
-	if o.gateway == "" {
-		gw, err = startGateway(ctx, gatewaySpec{bin: o.svcBin, upstream: fake.URL(), extraEnv: o.svcEnv, keepDir: o.keep, log: progress})
-		if err != nil {
-			return nil, err
-		}
-		defer gw.stop(o.keep)
-		if o.keep {
-			fmt.Fprintln(progress, "svcbench: svc's directory:", gw.dir)
-		}
-	}
-
+func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err error) {
 	rep := &report{
-		Warmup:     o.warmup,
-		Chunks:     o.chunks,
-		ChunkDelay: o.chunkDelay.String(),
-		Gateway:    gw.proxyURL,
+		Warmup:        o.warmup,
+		Chunks:        o.chunks,
+		ChunkDelay:    o.chunkDelay.String(),
+		FakeInProcess: o.fakeInProc,
 	}
 	if o.duration > 0 {
 		rep.Duration = o.duration.String()
 	} else {
 		rep.Requests = o.n
 	}
-	maxC := 1
-	for _, c := range o.concurrency {
-		maxC = max(maxC, c)
+
+	// Fail on an unwritable profile file before the long part; leave no
+	// file behind when no profile was taken.
+	var profFile *os.File
+	if o.cpuprofile != "" {
+		if profFile, err = os.Create(o.cpuprofile); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cerr := profFile.Close(); cerr != nil && rep.CPUProfile != "" {
+				fmt.Fprintln(progress, "svcbench: warning: writing the CPU profile:", cerr)
+			}
+			if rep.CPUProfile == "" {
+				_ = os.Remove(o.cpuprofile)
+			}
+		}()
 	}
+
+	if o.fakeInProc {
+		fake, err := providertest.StartOpenAI(o.fakeAddr,
+			providertest.WithRecording(0),
+			providertest.WithAPIKey(upstreamKey),
+			providertest.WithChunks(o.chunks),
+			providertest.WithChunkDelay(o.chunkDelay),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("starting the fake upstream: %w", err)
+		}
+		defer fake.Close()
+		rep.Upstream = fake.URL()
+	} else {
+		fake, err := startChild(ctx, "fake upstream", fakeChildEnv(o.fakeAddr, o.chunks, o.chunkDelay))
+		if err != nil {
+			return nil, err
+		}
+		defer stopChild(fake, progress)
+		rep.Upstream = fake.url
+	}
+	if o.baseline {
+		proxy, err := startChild(ctx, "reverse proxy", baselineChildEnv(strings.TrimSuffix(rep.Upstream, "/v1"), o.baseIdle))
+		if err != nil {
+			return nil, err
+		}
+		defer stopChild(proxy, progress)
+		rep.ReverseProxy, rep.ReverseProxyIdle = proxy.url, o.baseIdle
+	}
+
+	gw := &gateway{proxyURL: o.gateway, vkey: o.vkey, pid: o.svcPID}
+	if o.gateway == "" {
+		gw, err = startGateway(ctx, gatewaySpec{bin: o.svcBin, upstream: rep.Upstream, extraEnv: o.svcEnv, pprof: profFile != nil, keepDir: o.keep, log: progress})
+		if err != nil {
+			return nil, err
+		}
+		defer gw.stop(o.keep)
+		rep.GatewayStarted = true
+		if o.keep {
+			fmt.Fprintln(progress, "svcbench: svc's directory:", gw.dir)
+		}
+		if gw.pprofAddr != "" {
+			if err := probePprof(ctx, gw.pprofAddr); err != nil {
+				fmt.Fprintf(progress, "svcbench: warning: svc does not answer on SVC_PPROF_ADDR=%s (%v); no CPU profile\n", gw.pprofAddr, err)
+				gw.pprofAddr = ""
+			}
+		}
+	}
+	rep.Gateway = gw.proxyURL
+
+	// The scenario whose svc phase is profiled.
+	profMode, profC := "", 0
+	if gw.pprofAddr != "" {
+		profMode, profC = modeStream, slices.Max(o.concurrency)
+		if slices.Contains(o.modes, modeNonStream) {
+			profMode = modeNonStream
+		}
+	}
+
+	maxC := max(1, slices.Max(o.concurrency))
 	client := newClient(maxC, o.timeout)
 	defer client.CloseIdleConnections()
-	direct := target{name: "direct", url: fake.URL() + "/chat/completions", auth: "Bearer " + upstreamKey}
+	direct := target{name: "direct", url: rep.Upstream + "/chat/completions", auth: "Bearer " + upstreamKey}
+	viaProxy := target{name: "reverse-proxy", url: rep.ReverseProxy + "/v1/chat/completions", auth: "Bearer " + upstreamKey}
 	viaSvc := target{name: "svc", url: gw.proxyURL + "/v1/chat/completions", auth: "Bearer " + gw.vkey}
 
 	for _, mode := range o.modes {
@@ -220,22 +309,45 @@ func bench(ctx context.Context, o *options, progress io.Writer) (*report, error)
 			phase := func(t target, n int, d time.Duration) phaseResult {
 				return runPhase(ctx, client, phaseSpec{target: t, body: body, stream: stream, concurrency: c, n: n, duration: d})
 			}
-			measure := func(t target) phaseResult {
+			warmUp := func(t target) (took time.Duration) {
 				if o.warmup > 0 {
+					start := time.Now()
 					phase(t, o.warmup, 0)
+					took = time.Since(start)
 				}
-				return phase(t, o.n, o.duration)
+				return took
 			}
 
-			d := measure(direct)
+			warmUp(direct)
+			d := phase(direct, o.n, o.duration)
 			sc.Direct = stats(d)
+			measured := []phaseResult{d}
 
-			// Warm up outside the allocation and memory window.
-			if o.warmup > 0 {
-				phase(viaSvc, o.warmup, 0)
+			var b phaseResult
+			if rep.ReverseProxy != "" {
+				warmUp(viaProxy)
+				b = phase(viaProxy, o.n, o.duration)
+				sc.Baseline = &baselineResult{phaseStats: stats(b)}
+				sc.Baseline.AddedP50, sc.Baseline.AddedP99, sc.Baseline.RPSRatio = added(sc.Direct, sc.Baseline.phaseStats)
+				measured = append(measured, b)
 			}
+
+			// Warm up outside the allocation, memory and profile window.
+			warm := warmUp(viaSvc)
 			before, errBefore := mallocs(ctx, client, gw.proxyURL+"/metrics")
 			rss := sampleRSS(gw.pid, 50*time.Millisecond)
+			var waitProfile func() error
+			if mode == profMode && c == profC {
+				expected := o.duration
+				if expected <= 0 && warm > 0 {
+					expected = warm * time.Duration(o.n) / time.Duration(o.warmup)
+				} else if expected <= 0 {
+					expected = d.elapsed
+				}
+				secs := profileSeconds(expected)
+				fmt.Fprintf(progress, "svcbench: %s c=%d: taking a %ds CPU profile of svc into %s\n", mode, c, secs, o.cpuprofile)
+				waitProfile = fetchProfile(ctx, gw.pprofAddr, secs, profFile)
+			}
 			v := phase(viaSvc, o.n, o.duration)
 			sc.MaxRSS = rss.done()
 			after, errAfter := mallocs(ctx, client, gw.proxyURL+"/metrics")
@@ -243,17 +355,32 @@ func bench(ctx context.Context, o *options, progress io.Writer) (*report, error)
 			if errBefore == nil && errAfter == nil && v.requests > 0 {
 				sc.AllocsPerRequest = (after - before) / float64(v.requests)
 			}
+			if waitProfile != nil {
+				if err := waitProfile(); err != nil {
+					fmt.Fprintln(progress, "svcbench: warning: no CPU profile of svc:", err)
+				} else {
+					rep.CPUProfile = o.cpuprofile
+					rep.CPUProfiled = fmt.Sprintf("%s c=%d", mode, c)
+				}
+			}
 			compare(&sc)
 			rep.Scenarios = append(rep.Scenarios, sc)
+			measured = append(measured, v)
 
-			for _, r := range []phaseResult{d, v} {
+			failed := 0
+			for _, r := range measured {
+				failed += r.failures
 				rep.Failures += r.failures
 				if rep.FirstFailure == "" && r.firstError != nil {
 					rep.FirstFailure = r.firstError.Error()
 				}
 			}
-			fmt.Fprintf(progress, "svcbench: %s c=%d: direct p50 %s (%.0f rps), via svc p50 %s (%.0f rps), %d failed\n",
-				mode, c, fmtMS(sc.Direct.P50), sc.Direct.RPS, fmtMS(sc.Svc.P50), sc.Svc.RPS, d.failures+v.failures)
+			viaB := ""
+			if sc.Baseline != nil {
+				viaB = fmt.Sprintf(", reverse-proxy p50 %s (%.0f rps)", fmtMS(sc.Baseline.P50), sc.Baseline.RPS)
+			}
+			fmt.Fprintf(progress, "svcbench: %s c=%d: direct p50 %s (%.0f rps)%s, via svc p50 %s (%.0f rps), %d failed\n",
+				mode, c, fmtMS(sc.Direct.P50), sc.Direct.RPS, viaB, fmtMS(sc.Svc.P50), sc.Svc.RPS, failed)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -265,6 +392,13 @@ func bench(ctx context.Context, o *options, progress io.Writer) (*report, error)
 		}
 	}
 	return rep, nil
+}
+
+// stopChild stops a helper, warning if it did not end cleanly.
+func stopChild(c *child, progress io.Writer) {
+	if err := c.stop(); err != nil {
+		fmt.Fprintln(progress, "svcbench: warning:", err)
+	}
 }
 
 // requestBody is a small, realistic chat request.

@@ -31,9 +31,11 @@ type scenarioResult struct {
 	Mode        string     `json:"mode"` // "non-stream" or "stream"
 	Concurrency int        `json:"concurrency"`
 	Direct      phaseStats `json:"direct"`
-	Svc         phaseStats `json:"svc"`
-	AddedP50    float64    `json:"added_p50_ms"`
-	AddedP99    float64    `json:"added_p99_ms"`
+	// Baseline is the bare reverse proxy; nil with -baseline=false.
+	Baseline *baselineResult `json:"baseline,omitempty"`
+	Svc      phaseStats      `json:"svc"`
+	AddedP50 float64         `json:"added_p50_ms"`
+	AddedP99 float64         `json:"added_p99_ms"`
 	// RPSRatio is svc's throughput as a percentage of the direct one.
 	RPSRatio float64 `json:"rps_ratio_pct"`
 	// AllocsPerRequest is svc's heap allocations per request in the measured
@@ -44,14 +46,34 @@ type scenarioResult struct {
 	MaxRSS int64 `json:"svc_max_rss_bytes"`
 }
 
+// baselineResult is the bare reverse proxy's phase and how it compares with
+// the direct one, as the scenario's Added and RPSRatio fields do for svc.
+type baselineResult struct {
+	phaseStats
+	AddedP50 float64 `json:"added_p50_ms"`
+	AddedP99 float64 `json:"added_p99_ms"`
+	RPSRatio float64 `json:"rps_ratio_pct"`
+}
+
 // report is the whole run.
 type report struct {
-	Requests     int              `json:"requests_per_phase,omitempty"`
-	Duration     string           `json:"duration_per_phase,omitempty"`
-	Warmup       int              `json:"warmup_requests"`
-	Chunks       int              `json:"stream_chunks"`
-	ChunkDelay   string           `json:"chunk_delay"`
-	Gateway      string           `json:"gateway"`
+	Requests   int    `json:"requests_per_phase,omitempty"`
+	Duration   string `json:"duration_per_phase,omitempty"`
+	Warmup     int    `json:"warmup_requests"`
+	Chunks     int    `json:"stream_chunks"`
+	ChunkDelay string `json:"chunk_delay"`
+	Gateway    string `json:"gateway"`
+	// Where the parties run: the client always in svcbench's process.
+	Upstream      string `json:"fake_upstream"`
+	FakeInProcess bool   `json:"fake_in_process"`
+	ReverseProxy  string `json:"reverse_proxy,omitempty"` // its own process; "" with -baseline=false
+	// ReverseProxyIdle is its MaxIdleConnsPerHost; 0: http.DefaultTransport's.
+	ReverseProxyIdle int  `json:"reverse_proxy_max_idle_per_host,omitempty"`
+	GatewayStarted   bool `json:"gateway_started"` // svc is svcbench's subprocess, not -gateway
+	// CPUProfile is the file -cpuprofile-svc wrote, during CPUProfiled's
+	// svc phase; "" when none was taken.
+	CPUProfile   string           `json:"svc_cpu_profile,omitempty"`
+	CPUProfiled  string           `json:"svc_cpu_profiled_scenario,omitempty"`
 	Scenarios    []scenarioResult `json:"scenarios"`
 	PeakRSS      int64            `json:"svc_peak_rss_bytes"` // VmHWM at the end; 0 when unknown
 	Failures     int              `json:"failures"`
@@ -99,11 +121,16 @@ func stats(r phaseResult) phaseStats {
 
 // compare fills in the differences between the direct and the svc phase.
 func compare(sc *scenarioResult) {
-	sc.AddedP50 = sc.Svc.P50 - sc.Direct.P50
-	sc.AddedP99 = sc.Svc.P99 - sc.Direct.P99
-	if sc.Direct.RPS > 0 {
-		sc.RPSRatio = sc.Svc.RPS / sc.Direct.RPS * 100
+	sc.AddedP50, sc.AddedP99, sc.RPSRatio = added(sc.Direct, sc.Svc)
+}
+
+// added is what a gateway's phase g adds to the direct phase d at p50 and p99,
+// and its throughput as a percentage of d's.
+func added(d, g phaseStats) (p50, p99, ratio float64) {
+	if d.RPS > 0 {
+		ratio = g.RPS / d.RPS * 100
 	}
+	return g.P50 - d.P50, g.P99 - d.P99, ratio
 }
 
 // fmtMS prints milliseconds compactly: µs below 1 ms.
@@ -143,35 +170,73 @@ func latencyCells(ok bool, s phaseStats) []string {
 	return []string{fmtMS(s.P50), fmtMS(s.P99)}
 }
 
-// writeTable prints the report for people.
+// writeTable prints the report for people: for each scenario a row per path,
+// direct first, then the bare reverse proxy, then svc.
 func writeTable(w io.Writer, r *report) error {
 	per := fmt.Sprintf("%d requests per phase", r.Requests)
 	if r.Duration != "" {
 		per = r.Duration + " per phase"
 	}
-	fmt.Fprintf(w, "svcbench: %s after %d warm-up requests; fake upstream streams %d chunks %s apart; svc: %s\n\n",
-		per, r.Warmup, r.Chunks, r.ChunkDelay, r.Gateway)
+	fake, svc := "own process", "own process, started by svcbench"
+	if r.FakeInProcess {
+		fake = "svcbench's process (-fake-inprocess)"
+	}
+	if !r.GatewayStarted {
+		svc = "already running (-gateway)"
+	}
+	fmt.Fprintf(w, "svcbench: %s after %d warm-up requests, sent from svcbench's process to\n", per, r.Warmup)
+	fmt.Fprintf(w, "  fake upstream  %s, %s, streams %d chunks %s apart\n", fake, r.Upstream, r.Chunks, r.ChunkDelay)
+	if r.ReverseProxy != "" {
+		tr := "default transport (2 idle conns per host)"
+		if r.ReverseProxyIdle > 0 {
+			tr = fmt.Sprintf("default transport but %d idle conns per host", r.ReverseProxyIdle)
+		}
+		fmt.Fprintf(w, "  reverse-proxy  own process, %s: httputil.ReverseProxy, %s\n", r.ReverseProxy, tr)
+	}
+	fmt.Fprintf(w, "  svc            %s, %s\n", svc, r.Gateway)
+	if r.CPUProfile != "" {
+		fmt.Fprintf(w, "  svc's CPU profile of %s: %s\n", r.CPUProfiled, r.CPUProfile)
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tdirect p50\tp99\tvia svc p50\tp99\tadded p50\tp99\trps direct\trps svc\tratio\tallocs/req\tmax RSS\t")
+	fmt.Fprintln(tw, "scenario\tpath\tp50\tp99\tadded p50\tadded p99\trps\tratio\tallocs/req\tmax RSS\t")
 	for _, sc := range r.Scenarios {
-		cells := []string{fmt.Sprintf("%s c=%d", sc.Mode, sc.Concurrency)}
-		directOK, svcOK := sc.Direct.Requests > sc.Direct.Failures, sc.Svc.Requests > sc.Svc.Failures
-		cells = append(cells, latencyCells(directOK, sc.Direct)...)
-		cells = append(cells, latencyCells(svcOK, sc.Svc)...)
-		if directOK && svcOK {
-			cells = append(cells, fmtAdded(sc.AddedP50), fmtAdded(sc.AddedP99))
-		} else {
-			cells = append(cells, "-", "-")
+		name := fmt.Sprintf("%s c=%d", sc.Mode, sc.Concurrency)
+		directOK := sc.Direct.Requests > sc.Direct.Failures
+		row := func(path string, s phaseStats, p50, p99, ratio float64, svcCells ...string) {
+			ok := s.Requests > s.Failures
+			cells := append([]string{name, path}, latencyCells(ok, s)...)
+			switch {
+			case path == "direct":
+				cells = append(cells, "", "")
+			case ok && directOK:
+				cells = append(cells, fmtAdded(p50), fmtAdded(p99))
+			default:
+				cells = append(cells, "-", "-")
+			}
+			cells = append(cells, fmt.Sprintf("%.0f", s.RPS))
+			if path == "direct" {
+				cells = append(cells, "")
+			} else {
+				cells = append(cells, fmt.Sprintf("%.0f%%", ratio))
+			}
+			cells = append(cells, svcCells...)
+			for len(cells) < 10 {
+				cells = append(cells, "")
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			name = ""
 		}
-		cells = append(cells, fmt.Sprintf("%.0f", sc.Direct.RPS), fmt.Sprintf("%.0f", sc.Svc.RPS), fmt.Sprintf("%.0f%%", sc.RPSRatio))
+		row("direct", sc.Direct, 0, 0, 0)
+		if b := sc.Baseline; b != nil {
+			row("reverse-proxy", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio)
+		}
+		allocs := "-"
 		if sc.AllocsPerRequest >= 0 {
-			cells = append(cells, fmt.Sprintf("%.0f", sc.AllocsPerRequest))
-		} else {
-			cells = append(cells, "-")
+			allocs = fmt.Sprintf("%.0f", sc.AllocsPerRequest)
 		}
-		cells = append(cells, fmtBytes(sc.MaxRSS))
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		row("svc", sc.Svc, sc.AddedP50, sc.AddedP99, sc.RPSRatio, allocs, fmtBytes(sc.MaxRSS))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -180,8 +245,12 @@ func writeTable(w io.Writer, r *report) error {
 	var ttfb []string
 	for _, sc := range r.Scenarios {
 		if sc.Mode == modeStream {
-			ttfb = append(ttfb, fmt.Sprintf("c=%d direct %s/%s, via svc %s/%s",
-				sc.Concurrency, fmtMS(sc.Direct.TTFBP50), fmtMS(sc.Direct.TTFBP99), fmtMS(sc.Svc.TTFBP50), fmtMS(sc.Svc.TTFBP99)))
+			proxy := ""
+			if b := sc.Baseline; b != nil {
+				proxy = fmt.Sprintf(", reverse-proxy %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
+			}
+			ttfb = append(ttfb, fmt.Sprintf("c=%d direct %s/%s%s, via svc %s/%s",
+				sc.Concurrency, fmtMS(sc.Direct.TTFBP50), fmtMS(sc.Direct.TTFBP99), proxy, fmtMS(sc.Svc.TTFBP50), fmtMS(sc.Svc.TTFBP99)))
 		}
 	}
 	if len(ttfb) > 0 {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +31,13 @@ func TestParseFlags(t *testing.T) {
 	if o.warmup != o.n/10 {
 		t.Errorf("default warm-up: got %d, want n/10 = %d", o.warmup, o.n/10)
 	}
+	if o.fakeInProc || !o.baseline || o.baseIdle != 0 || o.cpuprofile != "" {
+		t.Errorf("default -fake-inprocess %v, -baseline %v, -baseline-idle %d, -cpuprofile-svc %q", o.fakeInProc, o.baseline, o.baseIdle, o.cpuprofile)
+	}
+	o, err = parseFlags([]string{"-fake-inprocess", "-baseline=false", "-baseline-idle", "512", "-cpuprofile-svc", "p.out"}, &bytes.Buffer{})
+	if err != nil || !o.fakeInProc || o.baseline || o.baseIdle != 512 || o.cpuprofile != "p.out" {
+		t.Errorf("got %+v, %v", o, err)
+	}
 
 	o, err = parseFlags([]string{"-c", "2, 8", "-modes", "stream", "-n", "50", "-gateway", "http://h:1/v1/", "-vkey", "k", "-svc-env", "A=b"}, &bytes.Buffer{})
 	if err != nil {
@@ -39,7 +49,7 @@ func TestParseFlags(t *testing.T) {
 
 	for _, args := range [][]string{
 		{"-c", "0"}, {"-c", "x"}, {"-modes", "batch"}, {"-n", "0"}, {"-gateway", "http://h"},
-		{"-vkey", "k"}, {"-svc-pid", "3"}, {"-svc-env", "novalue"}, {"extra"}, {"-chunks", "0"},
+		{"-vkey", "k"}, {"-svc-pid", "3"}, {"-gateway", "http://h:1", "-vkey", "k", "-cpuprofile-svc", "p"}, {"-baseline-idle", "-1"}, {"-svc-env", "novalue"}, {"extra"}, {"-chunks", "0"},
 	} {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseFlags(%q): got no error", args)
@@ -161,7 +171,8 @@ func TestRunAgainstRunningGateway(t *testing.T) {
 	if !ok {
 		t.Fatalf("no JSON after the table:\n%s", &out)
 	}
-	for _, want := range []string{"non-stream c=1", "non-stream c=3", "stream c=1", "stream c=3", "failed requests: 0", "added p50"} {
+	for _, want := range []string{"non-stream c=1", "non-stream c=3", "stream c=1", "stream c=3", "failed requests: 0", "added p50",
+		"reverse-proxy", "fake upstream  own process", "already running (-gateway)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table has no %q:\n%s", want, table)
 		}
@@ -170,12 +181,15 @@ func TestRunAgainstRunningGateway(t *testing.T) {
 	if err := json.Unmarshal([]byte("{"+js), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Scenarios) != 4 || rep.Failures != 0 || rep.PeakRSS != 0 {
+	if len(rep.Scenarios) != 4 || rep.Failures != 0 || rep.PeakRSS != 0 || rep.FakeInProcess || rep.GatewayStarted || rep.ReverseProxy == "" {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, sc := range rep.Scenarios {
 		if sc.AllocsPerRequest != -1 || sc.Svc.Requests != 40 || sc.Direct.Requests != 40 || sc.Svc.P50 <= 0 || sc.RPSRatio <= 0 {
 			t.Errorf("scenario %s c=%d: %+v", sc.Mode, sc.Concurrency, sc)
+		}
+		if b := sc.Baseline; b == nil || b.Requests != 40 || b.Failures != 0 || b.P50 <= 0 || b.RPSRatio <= 0 || b.AddedP50 != b.P50-sc.Direct.P50 {
+			t.Errorf("scenario %s c=%d: reverse proxy %+v", sc.Mode, sc.Concurrency, b)
 		}
 	}
 }
@@ -199,22 +213,59 @@ func TestRunStartsGateway(t *testing.T) {
 		t.Skip("starts a subprocess")
 	}
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-svc-bin", os.Args[0], "-svc-env", fakeSvcEnv + "=1", "-n", "30", "-warmup", "5", "-c", "2", "-json"}, &out, &errOut)
+	prof := filepath.Join(t.TempDir(), "svc.pprof")
+	code := run(context.Background(), []string{"-svc-bin", os.Args[0], "-svc-env", fakeSvcEnv + "=1", "-n", "30", "-warmup", "5", "-c", "2", "-json", "-cpuprofile-svc", prof}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
+	}
+	// The non-stream phase was profiled: a gzipped profile.
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("CPU profile: %v, %d bytes\nstderr:\n%s", err, len(b), &errOut)
+	}
+	if !strings.Contains(errOut.String(), "non-stream c=2: taking a 1s CPU profile of svc") || !strings.Contains(out.String(), "svc's CPU profile of non-stream c=2") {
+		t.Errorf("no word of the profile:\nstdout:\n%s\nstderr:\n%s", &out, &errOut)
 	}
 	_, js, _ := strings.Cut(out.String(), "\n{")
 	var rep report
 	if err := json.Unmarshal([]byte("{"+js), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	if rep.PeakRSS <= 0 || len(rep.Scenarios) != 2 {
+	if rep.PeakRSS <= 0 || len(rep.Scenarios) != 2 || !rep.GatewayStarted || rep.CPUProfile != prof {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, sc := range rep.Scenarios {
 		if sc.AllocsPerRequest <= 0 || sc.MaxRSS <= 0 || sc.Svc.Requests != 30 {
 			t.Errorf("scenario %s: allocs/req %v, max RSS %d, requests %d", sc.Mode, sc.AllocsPerRequest, sc.MaxRSS, sc.Svc.Requests)
 		}
+	}
+}
+
+// A svc without the pprof listener gets a warning, not a failed run; the
+// in-process fake and no reverse proxy work as before.
+func TestRunWithoutPprof(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	var out, errOut bytes.Buffer
+	prof := filepath.Join(t.TempDir(), "svc.pprof")
+	code := run(context.Background(), []string{"-svc-bin", os.Args[0], "-svc-env", fakeSvcEnv + "=1", "-svc-env", "SVCBENCH_FAKE_SVC_PPROF=off",
+		"-n", "20", "-warmup", "0", "-c", "1", "-modes", "stream", "-fake-inprocess", "-baseline=false", "-cpuprofile-svc", prof}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
+	}
+	if !strings.Contains(errOut.String(), "svc does not answer on SVC_PPROF_ADDR") {
+		t.Errorf("no warning:\n%s", &errOut)
+	}
+	if _, err := os.Stat(prof); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("profile file: got %v, want none", err)
+	}
+	for _, want := range []string{"svcbench's process (-fake-inprocess)", "stream c=1", "failed requests: 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, &out)
+		}
+	}
+	if strings.Contains(out.String(), "reverse-proxy") {
+		t.Errorf("-baseline=false, yet:\n%s", &out)
 	}
 }
 

@@ -87,3 +87,42 @@ func TestBedrockThroughOpenAISDKWithSigV4(t *testing.T) {
 		t.Errorf("streamed %q", acc.Choices[0].Message.Content)
 	}
 }
+
+func TestEmbeddingsTranslated(t *testing.T) {
+	gem := providertest.NewGemini(t, providertest.GemAPIKey("AIza-test-key-123"))
+	coh := providertest.NewCohere(t, providertest.CohWithAPIKey("co-key-123456"))
+	g := start(t, nil, config.Map{
+		"GEMINI_API_BASE": gem.URL(), "GEMINI_API_KEY": "AIza-test-key-123",
+		"COHERE_API_BASE": coh.URL(), "COHERE_API_KEY": "co-key-123456",
+	})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	cases := []struct {
+		model string
+		dims  int
+	}{
+		{"gemini/text-embedding-004", 16},
+		{"cohere/embed-v4.0", 256},
+	}
+	for _, tc := range cases {
+		t.Run(tc.model, func(t *testing.T) {
+			res, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+				Model:      tc.model,
+				Input:      openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"first text", "second"}},
+				Dimensions: openai.Int(int64(tc.dims)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := providertest.Embedding("first text", tc.dims)
+			if len(res.Data) != 2 || len(res.Data[0].Embedding) != tc.dims || float32(res.Data[0].Embedding[0]) != want[0] || res.Usage.PromptTokens == 0 {
+				t.Errorf("embeddings: %d vectors of %d, usage %+v", len(res.Data), len(res.Data[0].Embedding), res.Usage)
+			}
+		})
+	}
+	// Token ids cannot be translated: a clear 400.
+	r, b := g.post("/v1/embeddings", key, []byte(`{"model":"cohere/embed-v4.0","input":[[1,2,3]]}`), nil)
+	if r.StatusCode != 400 || !strings.Contains(string(b), "input") {
+		t.Errorf("token input to cohere: %d %s", r.StatusCode, b)
+	}
+}
