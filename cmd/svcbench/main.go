@@ -176,6 +176,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "translate" {
+		return runTranslate(stdout)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -61,7 +61,7 @@ func (s *stream) Next() (sse.Event, error) {
 		if bytes.HasPrefix(data, errorPrefix) {
 			return sse.Event{}, streamError(data)
 		}
-		if s.info.Model == "" || bytes.Contains(data, usageKey) {
+		if s.info.Model == "" || hasUsage(data) {
 			var sum summary
 			if err := jsonv2.Unmarshal(data, &sum, lenient); err == nil {
 				if s.info.Model == "" {
@@ -90,4 +90,24 @@ func streamError(data []byte) error {
 		msg += ": " + apierr.Redact(b.Error.Message)
 	}
 	return apierr.New(apierr.UpstreamError, "upstream_stream_error", msg)
+}
+
+// hasUsage reports whether a chunk carries a usage object. Every chunk of an
+// OpenAI stream with include_usage has "usage":null, so looking for the key
+// alone would decode every chunk.
+func hasUsage(data []byte) bool {
+	for rest := data; ; {
+		i := bytes.Index(rest, usageKey)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(usageKey):]
+		v := bytes.TrimLeft(rest, " \t\r\n")
+		if len(v) > 0 && v[0] == ':' {
+			v = bytes.TrimLeft(v[1:], " \t\r\n")
+			if len(v) > 0 && v[0] == '{' {
+				return true
+			}
+		}
+	}
 }
