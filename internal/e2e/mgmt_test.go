@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/providertest"
 )
@@ -272,5 +273,38 @@ func TestLogQueries(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), `svc_provider_errors_total{provider="openai",status_code="500"} 1`) {
 		t.Error("/metrics lacks the provider error")
+	}
+}
+
+func TestProviderPerf(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, nil)
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	for i := 0; i < 4; i++ {
+		if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake.Set(providertest.WithStatus(503))
+	c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi"))
+	var perf struct {
+		Data []struct {
+			Provider, Model  string
+			Requests, Errors int64
+			ErrorRate        float64 `json:"error_rate"`
+			P95MS            int64   `json:"p95_ms"`
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		g.admin("GET", "/api/providers/perf", nil, &perf)
+		if len(perf.Data) == 1 && perf.Data[0].Requests == 5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(perf.Data) != 1 || perf.Data[0].Provider != "openai" || perf.Data[0].Requests != 5 || perf.Data[0].Errors != 1 || perf.Data[0].P95MS == 0 {
+		t.Fatalf("perf = %+v, want 5 requests and 1 provider failure for openai/gpt-4o-mini", perf.Data)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/health"
 )
 
 func (a *API) logs(w http.ResponseWriter, r *http.Request) {
@@ -37,4 +38,15 @@ func (a *API) logMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sum)
+}
+
+// providerPerf answers GET /api/providers/perf: per provider and model, over
+// the last five minutes and across every process, requests, error rate,
+// p50/p95 latency and this process's calls in flight.
+func (a *API) providerPerf(w http.ResponseWriter, r *http.Request) {
+	data := []health.Figures{}
+	if a.d.Health != nil {
+		data = a.d.Health.All()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "window_seconds": int(health.Window.Seconds()), "data": data})
 }

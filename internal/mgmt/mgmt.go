@@ -18,6 +18,7 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
 )
 
@@ -27,6 +28,8 @@ type Deps struct {
 	Keys     *auth.Keys
 	Vault    *keyvault.Vault
 	Logs     audit.Store
+	// Health serves GET /api/providers/perf (may be nil).
+	Health *health.Tracker
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
 	// with the key's masked prefix.
 	EnvKeys map[string]string
@@ -65,6 +68,7 @@ func (a *API) Handler() http.Handler {
 	admin.HandleFunc("DELETE /api/enterprise/keys/{provider}", a.deleteProviderKey)
 	admin.HandleFunc("GET /api/vas/logs", a.logs)
 	admin.HandleFunc("GET /api/vas/metrics", a.logMetrics)
+	admin.HandleFunc("GET /api/providers/perf", a.providerPerf)
 	admin.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})

@@ -73,7 +73,10 @@ type Exchange struct {
 	Upstream time.Duration
 	// UpstreamStatus is the provider's HTTP status (0 when it never answered).
 	UpstreamStatus int
-	Err            error // the error answered, if any
+	// UpstreamDone, when set, is told the upstream call's outcome when the
+	// exchange ends (health figures).
+	UpstreamDone func(latency time.Duration, failed bool)
+	Err          error // the error answered, if any
 
 	// Header holds response headers stages add for the caller (x-svc-*, limits).
 	Header http.Header

@@ -18,6 +18,7 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
@@ -41,8 +42,10 @@ type Deps struct {
 	Client   *upstream.Client
 	Prices   *pricing.Table
 	Audit    *audit.Logger
-	Metrics  *metrics.Metrics
-	Log      *slog.Logger
+	// Health records each upstream call's outcome (may be nil).
+	Health  *health.Tracker
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 	// MaxBodyBytes bounds request bodies (413 above).
 	MaxBodyBytes int64
 	// Probes are the readiness checks of /ready.

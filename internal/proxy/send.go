@@ -22,6 +22,9 @@ func (p *Proxy) send(ctx context.Context, x *pipeline.Exchange, prov *provider.P
 	if err := signerFor(prov).Sign(req, key); err != nil {
 		return nil, time.Time{}, signError(prov.Name, err)
 	}
+	if p.d.Health != nil {
+		x.UpstreamDone = p.d.Health.Start(prov.Name, x.UpstreamModel)
+	}
 	start := time.Now()
 	resp, err := p.d.Client.Do(req)
 	if err != nil {

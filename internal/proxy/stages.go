@@ -55,6 +55,9 @@ func (p *Proxy) finish(x *pipeline.Exchange) {
 		x.End = time.Now()
 	}
 	p.d.Metrics.InFlight.Dec()
+	if x.UpstreamDone != nil {
+		x.UpstreamDone(x.Upstream, upstreamFailed(x))
+	}
 	p.d.Audit.Record(audit.FromExchange(x, x.Upstream))
 	model := x.UpstreamModel
 	if model == "" {
@@ -128,4 +131,16 @@ func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
 		}
 		return next(ctx, x)
 	}
+}
+
+// upstreamFailed reports whether the provider failed the call (for health):
+// 5xx, 429, no answer, or a stream it broke — not the caller's mistakes.
+func upstreamFailed(x *pipeline.Exchange) bool {
+	switch {
+	case x.UpstreamStatus >= 500 || x.UpstreamStatus == 429:
+		return true
+	case x.Err != nil && isUpstreamKind(x.Err):
+		return true
+	}
+	return false
 }

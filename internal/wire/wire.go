@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/mgmt"
@@ -133,6 +134,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 	p.closers = append([]func(){logger.Close}, p.closers...)
 
 	keys := auth.NewKeys(db, kv, cfg.KeyCacheTTL, log)
+	tracker := health.New(kv, log)
 	reg := Registry(cfg)
 	vault := keyvault.New(db, secret.NewSealer(master), kv, func(name string) string {
 		if pr, ok := reg.Lookup(name); ok {
@@ -140,7 +142,8 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		}
 		return ""
 	})
-	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run})
+	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run},
+		app.Func{N: "health", F: tracker.Run})
 
 	if cfg.Has(config.Proxy) {
 		prices, err := Prices(cfg.PricesFile)
@@ -150,7 +153,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: route.NewResolver(reg),
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
-			Prices: prices, Audit: logger, Metrics: m, Log: log,
+			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
 		})
 		srv, err := app.Listen(config.Proxy, cfg.Addr(cfg.ProxyPort), app.Recover(px.Handler(), log), cfg.ShutdownTimeout, log)
@@ -163,7 +166,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		p.background = append(p.background, app.Func{N: "model-refresh", F: px.Run})
 	}
 	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, EnvKeys: envKeys(reg), Probes: probes, Log: log})
 		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
