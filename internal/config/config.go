@@ -58,6 +58,7 @@ type Config struct {
 	LogLevel           string        // SVC_LOG_LEVEL: debug, info, warn, error
 	KeyCacheTTL        time.Duration // SVC_KEY_CACHE_TTL: virtual-key lookup cache
 	PprofAddr          string        // SVC_PPROF_ADDR: opt-in net/http/pprof listener (loopback only)
+	HourlyRequests     int           // RATE_LIMIT_REQUESTS_PER_HOUR: per-key hourly cap, 0 = off
 
 	// AWS holds the standard AWS credentials (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) used to sign
@@ -249,6 +250,7 @@ func FromSource(src Source) (*Config, error) {
 		LogLevel:           p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
+		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
 	}
 	c.Components = p.components("SERVICE_TYPE")
 	c.Providers = p.providers()

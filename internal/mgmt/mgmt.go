@@ -20,6 +20,7 @@ import (
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
+	"github.com/svc-gateway/svc/internal/route"
 )
 
 // Deps are what the management API needs.
@@ -30,6 +31,9 @@ type Deps struct {
 	Logs     audit.Store
 	// Health serves GET /api/providers/perf (may be nil).
 	Health *health.Tracker
+	// Routing serves /api/routing/* (may be nil); LastFailure feeds its status.
+	Routing     *route.Live
+	LastFailure func() *route.Failure
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
 	// with the key's masked prefix.
 	EnvKeys map[string]string
@@ -69,6 +73,13 @@ func (a *API) Handler() http.Handler {
 	admin.HandleFunc("GET /api/vas/logs", a.logs)
 	admin.HandleFunc("GET /api/vas/metrics", a.logMetrics)
 	admin.HandleFunc("GET /api/providers/perf", a.providerPerf)
+	if a.d.Routing != nil {
+		if a.d.LastFailure != nil {
+			NewRoutingAPI(a.d.Routing, a.d.Now, a.d.LastFailure).Register(admin)
+		} else {
+			NewRoutingAPI(a.d.Routing, a.d.Now).Register(admin)
+		}
+	}
 	admin.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})

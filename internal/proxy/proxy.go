@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,7 +44,9 @@ type Deps struct {
 	Prices   *pricing.Table
 	Audit    *audit.Logger
 	// Health records each upstream call's outcome (may be nil).
-	Health  *health.Tracker
+	Health *health.Tracker
+	// Spend tracks each provider's daily spend for provider budgets (may be nil).
+	Spend   *route.Spend
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
 	// MaxBodyBytes bounds request bodies (413 above).
@@ -54,9 +57,10 @@ type Deps struct {
 
 // Proxy serves the proxy component's routes.
 type Proxy struct {
-	d      Deps
-	chat   pipeline.Handler
-	models *modelCache
+	d           Deps
+	lastFailure atomic.Pointer[route.Failure]
+	chat        pipeline.Handler
+	models      *modelCache
 }
 
 // New assembles the proxy.

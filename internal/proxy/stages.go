@@ -12,6 +12,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/route"
 )
 
 // record is the outermost stage: when the exchange ends — at once for errors
@@ -57,6 +58,12 @@ func (p *Proxy) finish(x *pipeline.Exchange) {
 	p.d.Metrics.InFlight.Dec()
 	if x.UpstreamDone != nil {
 		x.UpstreamDone(x.Upstream, upstreamFailed(x))
+	}
+	if p.d.Spend != nil && x.Cost > 0 {
+		go p.d.Spend.Add(context.Background(), x.Provider, x.Cost, time.Now())
+	}
+	if x.Err != nil && x.Provider != "" && upstreamFailed(x) {
+		p.noteFailure(x, x.Err)
 	}
 	p.d.Audit.Record(audit.FromExchange(x, x.Upstream))
 	model := x.UpstreamModel
@@ -117,21 +124,66 @@ func (p *Proxy) decodeChat(next pipeline.Handler) pipeline.Handler {
 	}
 }
 
-// routeStage resolves the provider and enforces the key's model restrictions.
+// routeStage plans the request (forced provider, alias, fallback chain,
+// strategy, provider budgets) and runs the rest of the path once per attempt:
+// a retryable status or a connection failure before the first byte moves on
+// to the next target after the chain's backoff; any other answer, and every
+// failure after a stream started, is final.
 func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		d, err := p.d.Resolver.Resolve(x.Model)
+		plan, err := p.d.Resolver.Plan(x.Model, time.Now())
 		if err != nil {
 			return nil, err
 		}
-		x.Provider, x.UpstreamModel = d.Provider.Name, d.Model
-		x.RoutingStrategy, x.RoutingReason = d.Strategy, d.Reason
-		if !auth.AllowsModel(x.Principal, x.Model, d.Model) {
+		first := plan.Target(0)
+		if !auth.AllowsModel(x.Principal, x.Model, first.Model) {
 			return nil, auth.ErrModelNotAllowed(x.Model)
 		}
-		return next(ctx, x)
+		for attempt := 0; ; attempt++ {
+			d := plan.Target(attempt)
+			x.Provider, x.UpstreamModel = d.Provider.Name, d.Model
+			x.RoutingStrategy, x.RoutingReason = d.Strategy, d.Reason
+			if attempt > 0 {
+				x.RoutingStrategy, x.RoutingReason = "fallback", "fallback:"+plan.Chain+":"+d.Provider.Name
+			}
+			x.UpstreamStatus = 0
+			resp, err := next(ctx, x)
+			if err == nil || attempt >= plan.MaxRetries || !retryable(&plan, x, err) {
+				return resp, err
+			}
+			p.noteFailure(x, err)
+			if x.UpstreamDone != nil {
+				x.UpstreamDone(x.Upstream, true)
+				x.UpstreamDone = nil
+			}
+			if wait := plan.Backoff(attempt + 1); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", ctx.Err())
+				case <-time.After(wait):
+				}
+			}
+		}
 	}
 }
+
+// retryable: the provider's status is one the plan retries on, or the call
+// failed without an answer (connection refused, timeout).
+func retryable(plan *route.Plan, x *pipeline.Exchange, err error) bool {
+	if x.UpstreamStatus != 0 {
+		return plan.Retryable(x.UpstreamStatus)
+	}
+	return isUpstreamKind(err)
+}
+
+// noteFailure keeps the last failed attempt for GET /api/routing/status.
+func (p *Proxy) noteFailure(x *pipeline.Exchange, err error) {
+	p.lastFailure.Store(&route.Failure{Provider: x.Provider, Model: x.UpstreamModel, Status: x.UpstreamStatus,
+		Message: apierr.From(err).Message, At: time.Now().UTC()})
+}
+
+// LastFailure is the last failed attempt of any request, or nil.
+func (p *Proxy) LastFailure() *route.Failure { return p.lastFailure.Load() }
 
 // upstreamFailed reports whether the provider failed the call (for health):
 // 5xx, 429, no answer, or a stream it broke — not the caller's mistakes.

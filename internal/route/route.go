@@ -1,13 +1,16 @@
 // Package route decides which provider and model serve a request: a
 // `<provider>/<model>` prefix always wins; otherwise the model-name family of
-// a primary provider; otherwise the default provider. Strategies, fallback
-// chains, provider budgets and health-based routing grow here.
+// a primary provider; otherwise the default provider. Plan adds the routing
+// configuration (Config, kept live in every replica by Live): forced
+// provider, model aliases, fallback chains ordered by a strategy, provider
+// daily budgets and health.
 //
-// proxy and wire import route. It imports provider and apierr.
+// proxy, mgmt and wire import route. It imports provider, apierr and store.
 package route
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -19,18 +22,23 @@ type Decision struct {
 	Model    string // model name sent upstream
 	Strategy string // routing_strategy of the audit entry
 	Reason   string // routing_reason of the audit entry
+	Chain    string // the fallback chain it belongs to, if any
 }
 
-// Resolver resolves models to providers.
+// Resolver resolves models to providers and plans the targets to try.
 type Resolver struct {
 	reg *provider.Registry
+	src Sources
+	rr  sync.Map // chain name → *atomic.Uint64, the round_robin counters
 }
 
 // NewResolver returns a resolver over reg.
 func NewResolver(reg *provider.Registry) *Resolver { return &Resolver{reg: reg} }
 
 // Resolve picks the provider for model.
-func (r *Resolver) Resolve(model string) (Decision, error) {
+func (r *Resolver) Resolve(model string) (Decision, error) { return r.resolve(model, r.reg.Default()) }
+
+func (r *Resolver) resolve(model, deflt string) (Decision, error) {
 	if name, rest, ok := strings.Cut(model, "/"); ok && rest != "" {
 		if p, ok := r.reg.Lookup(strings.ToLower(name)); ok {
 			return decision(p, rest), nil
@@ -39,7 +47,7 @@ func (r *Resolver) Resolve(model string) (Decision, error) {
 	if p, ok := r.reg.ByFamily(model); ok {
 		return decision(p, model), nil
 	}
-	if p, ok := r.reg.Lookup(r.reg.Default()); ok {
+	if p, ok := r.reg.Lookup(deflt); ok {
 		return decision(p, model), nil
 	}
 	return Decision{}, apierr.Newf(apierr.Unavailable, "no_provider",

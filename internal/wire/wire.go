@@ -142,16 +142,25 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		}
 		return ""
 	})
+	live := route.NewLive(db, kv, log)
+	if err := live.Load(ctx); err != nil {
+		return nil, fmt.Errorf("routing config: %w", err)
+	}
+	spend := route.NewSpend(kv, live.Current, log)
 	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run},
-		app.Func{N: "health", F: tracker.Run})
+		app.Func{N: "health", F: tracker.Run}, app.Func{N: "routing-config", F: live.Run}, app.Func{N: "provider-spend", F: spend.Run})
+	var lastFailure func() *route.Failure
 
 	if cfg.Has(config.Proxy) {
 		prices, err := Prices(cfg.PricesFile)
 		if err != nil {
 			return nil, err
 		}
+		resolver := route.NewResolver(reg).WithSources(route.Sources{
+			Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
+		})
 		px := proxy.New(proxy.Deps{
-			Keys: keys, Vault: vault, Registry: reg, Resolver: route.NewResolver(reg),
+			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend,
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
@@ -164,9 +173,10 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		p.ProxyAddr = srv.Addr()
 		p.servers = append(p.servers, srv)
 		p.background = append(p.background, app.Func{N: "model-refresh", F: px.Run})
+		lastFailure = px.LastFailure
 	}
 	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
 		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
@@ -241,4 +251,16 @@ func newAdminKey() (string, error) {
 		return "", err
 	}
 	return "svc-admin-" + hex.EncodeToString(b), nil
+}
+
+// perToken prices strategies compare: the mean of input and output price per
+// million tokens.
+type perToken struct{ t *pricing.Table }
+
+func (p perToken) PerToken(provider, model string) (float64, bool) {
+	price, ok := p.t.Lookup(provider, model)
+	if !ok {
+		return 0, false
+	}
+	return (price.Input + price.Output) / 2, true
 }

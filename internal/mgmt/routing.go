@@ -1,0 +1,363 @@
+package mgmt
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/route"
+)
+
+// maxForceSeconds bounds a forced provider's duration (30 days).
+const maxForceSeconds = 30 * 24 * 60 * 60
+
+// RoutingAPI serves /api/routing/*: fallback chains, strategy, default
+// provider, model mapping, forced provider, provider daily budgets and the
+// routing status. Every change goes through route.Live, so it is stored and
+// reaches every replica within a second.
+type RoutingAPI struct {
+	live        *route.Live
+	now         func() time.Time
+	lastFailure func() *route.Failure
+}
+
+// NewRoutingAPI returns the routing handlers over live. now defaults to
+// time.Now; lastFailure, when given, feeds the status's last_failure.
+func NewRoutingAPI(live *route.Live, now func() time.Time, lastFailure ...func() *route.Failure) *RoutingAPI {
+	if now == nil {
+		now = time.Now
+	}
+	a := &RoutingAPI{live: live, now: now}
+	if len(lastFailure) > 0 {
+		a.lastFailure = lastFailure[0]
+	}
+	return a
+}
+
+// Register adds the routing routes to mux (which the caller puts behind the
+// admin key).
+func (a *RoutingAPI) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/routing/fallback-chains", a.listChains)
+	mux.HandleFunc("POST /api/routing/fallback-chains", a.putChain)
+	mux.HandleFunc("DELETE /api/routing/fallback-chains/{name}", a.deleteChain)
+	mux.HandleFunc("PUT /api/routing/strategy", a.putStrategy)
+	mux.HandleFunc("PUT /api/routing/default-provider", a.putDefaultProvider)
+	mux.HandleFunc("POST /api/routing/model-mapping", a.putMapping)
+	mux.HandleFunc("POST /api/routing/force-provider", a.forceProvider)
+	mux.HandleFunc("GET /api/routing/status", a.status)
+	mux.HandleFunc("POST /api/routing/budgets", a.putBudget)
+	mux.HandleFunc("GET /api/routing/budgets", a.listBudgets)
+}
+
+// update applies fn through Live and writes the error, if any.
+func (a *RoutingAPI) update(w http.ResponseWriter, r *http.Request, fn func(*route.Config) error) (route.Config, bool) {
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	c, err := a.live.Update(ctx, fn)
+	if err != nil {
+		apierr.Write(w, err)
+		return route.Config{}, false
+	}
+	return c, true
+}
+
+// chainBody is a fallback chain as sent; omitted retry_on and max_retries
+// take their defaults.
+type chainBody struct {
+	Name       string         `json:"name"`
+	Targets    []route.Target `json:"targets"`
+	RetryOn    []int          `json:"retry_on"`
+	MaxRetries *int           `json:"max_retries"`
+	BackoffMS  int            `json:"backoff_ms"`
+}
+
+func (a *RoutingAPI) listChains(w http.ResponseWriter, _ *http.Request) {
+	chains := a.live.Current().Chains
+	if chains == nil {
+		chains = []route.Chain{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": chains})
+}
+
+func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) {
+	var body chainBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	for i := range body.Targets {
+		body.Targets[i].Provider = strings.ToLower(strings.TrimSpace(body.Targets[i].Provider))
+	}
+	ch := route.Chain{Name: body.Name, Targets: body.Targets, RetryOn: body.RetryOn, BackoffMS: body.BackoffMS}
+	ch.ApplyDefaults()
+	if body.MaxRetries != nil {
+		ch.MaxRetries = *body.MaxRetries
+	} else {
+		ch.MaxRetries = ch.DefaultMaxRetries()
+	}
+	if err := ch.Validate(); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	created := false
+	if _, ok := a.update(w, r, func(c *route.Config) error {
+		i := slices.IndexFunc(c.Chains, func(x route.Chain) bool { return x.Name == ch.Name })
+		if i < 0 {
+			created = true
+			c.Chains = append(c.Chains, ch)
+		} else {
+			created = false
+			c.Chains[i] = ch
+		}
+		return nil
+	}); !ok {
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, ch)
+}
+
+func (a *RoutingAPI) deleteChain(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, ok := a.update(w, r, func(c *route.Config) error {
+		i := slices.IndexFunc(c.Chains, func(x route.Chain) bool { return x.Name == name })
+		if i < 0 {
+			return apierr.Newf(apierr.NotFound, "chain_not_found", "no fallback chain named %q", name)
+		}
+		c.Chains = slices.Delete(c.Chains, i, i+1)
+		return nil
+	}); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
+}
+
+type strategyBody struct {
+	Strategy string        `json:"strategy"`
+	Weights  route.Weights `json:"weights"`
+}
+
+func (a *RoutingAPI) putStrategy(w http.ResponseWriter, r *http.Request) {
+	var body strategyBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if body.Strategy == "" {
+		apierr.Write(w, apierr.BadParam("strategy", "strategy is required: one of %s", strings.Join(route.Strategies, ", ")))
+		return
+	}
+	s := route.Strategy{Name: body.Strategy, Weights: body.Weights}
+	if err := s.Validate(); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if _, ok := a.update(w, r, func(c *route.Config) error { c.Strategy = s; return nil }); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, strategyBody{Strategy: s.Name, Weights: s.Weights})
+}
+
+type providerBody struct {
+	Provider string `json:"provider"`
+}
+
+// putDefaultProvider sets the default provider; an empty provider restores
+// the configured (environment) default.
+func (a *RoutingAPI) putDefaultProvider(w http.ResponseWriter, r *http.Request) {
+	var body providerBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	p := strings.ToLower(strings.TrimSpace(body.Provider))
+	if _, ok := a.update(w, r, func(c *route.Config) error { c.DefaultProvider = p; return nil }); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, providerBody{Provider: p})
+}
+
+// mappingBody is alias with provider and model, or with target
+// "provider/model".
+type mappingBody struct {
+	Alias    string `json:"alias"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Target   string `json:"target"`
+}
+
+type mappingView struct {
+	Alias    string `json:"alias"`
+	Target   string `json:"target"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+func (a *RoutingAPI) putMapping(w http.ResponseWriter, r *http.Request) {
+	var body mappingBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	target := body.Target
+	switch {
+	case target != "" && (body.Provider != "" || body.Model != ""):
+		apierr.Write(w, apierr.BadParam("target", "send target or provider and model, not both"))
+		return
+	case target == "":
+		if body.Provider == "" || body.Model == "" {
+			apierr.Write(w, apierr.BadParam("provider", "send provider and model, or target as provider/model"))
+			return
+		}
+		target = strings.ToLower(body.Provider) + "/" + body.Model
+	}
+	if err := route.ValidateMapping(body.Alias, target); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if _, ok := a.update(w, r, func(c *route.Config) error {
+		if c.ModelMap == nil {
+			c.ModelMap = map[string]string{}
+		}
+		c.ModelMap[body.Alias] = target
+		return nil
+	}); !ok {
+		return
+	}
+	p, m, _ := strings.Cut(target, "/")
+	writeJSON(w, http.StatusCreated, mappingView{Alias: body.Alias, Target: target, Provider: p, Model: m})
+}
+
+type forceBody struct {
+	Provider        string `json:"provider"`
+	DurationSeconds *int64 `json:"duration_seconds"`
+}
+
+type forcedView struct {
+	Provider string    `json:"provider"`
+	Until    time.Time `json:"until"`
+}
+
+// forceProvider forces the provider for duration_seconds; 0 clears it.
+func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) {
+	var body forceBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if body.DurationSeconds == nil {
+		apierr.Write(w, apierr.BadParam("duration_seconds", "duration_seconds is required (0 clears the forced provider)"))
+		return
+	}
+	secs := *body.DurationSeconds
+	if secs < 0 || secs > maxForceSeconds {
+		apierr.Write(w, apierr.BadParam("duration_seconds", "duration_seconds must be 0 to %d, got %d", maxForceSeconds, secs))
+		return
+	}
+	if secs == 0 {
+		if _, ok := a.update(w, r, func(c *route.Config) error { c.Forced = nil; return nil }); !ok {
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"forced": nil})
+		return
+	}
+	p := strings.ToLower(strings.TrimSpace(body.Provider))
+	f := &route.Forced{Provider: p, Until: a.now().UTC().Add(time.Duration(secs) * time.Second)}
+	if _, ok := a.update(w, r, func(c *route.Config) error { c.Forced = f; return nil }); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"forced": forcedView{Provider: f.Provider, Until: f.Until}})
+}
+
+type budgetBody struct {
+	Provider       string   `json:"provider"`
+	DailyBudgetUSD *float64 `json:"daily_budget_usd"`
+}
+
+// putBudget sets a provider's daily budget; 0 removes it.
+func (a *RoutingAPI) putBudget(w http.ResponseWriter, r *http.Request) {
+	var body budgetBody
+	if err := readJSON(r, &body); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if body.DailyBudgetUSD == nil {
+		apierr.Write(w, apierr.BadParam("daily_budget_usd", "daily_budget_usd is required (0 removes the budget)"))
+		return
+	}
+	b := route.ProviderBudget{Provider: strings.ToLower(strings.TrimSpace(body.Provider)), DailyBudgetUSD: *body.DailyBudgetUSD}
+	if err := (&route.Config{Budgets: []route.ProviderBudget{b}}).Validate(); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	if _, ok := a.update(w, r, func(c *route.Config) error {
+		c.Budgets = slices.DeleteFunc(c.Budgets, func(x route.ProviderBudget) bool { return x.Provider == b.Provider })
+		if b.DailyBudgetUSD > 0 {
+			c.Budgets = append(c.Budgets, b)
+		}
+		return nil
+	}); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (a *RoutingAPI) listBudgets(w http.ResponseWriter, _ *http.Request) {
+	bs := slices.Clone(a.live.Current().Budgets)
+	if bs == nil {
+		bs = []route.ProviderBudget{}
+	}
+	slices.SortFunc(bs, func(x, y route.ProviderBudget) int { return strings.Compare(x.Provider, y.Provider) })
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": bs})
+}
+
+type statusView struct {
+	Strategy        strategyBody           `json:"strategy"`
+	DefaultProvider string                 `json:"default_provider"`
+	ActiveProvider  string                 `json:"active_provider"` // forced, else default
+	Forced          *forcedView            `json:"forced"`          // null when none is in force
+	Chains          []route.Chain          `json:"chains"`
+	ModelMap        map[string]string      `json:"model_map"`
+	Budgets         []route.ProviderBudget `json:"budgets"`
+	LastFailure     *route.Failure         `json:"last_failure"`
+	Version         int64                  `json:"version"`
+}
+
+func (a *RoutingAPI) status(w http.ResponseWriter, _ *http.Request) {
+	c := a.live.Current()
+	name := c.Strategy.Name
+	if name == "" {
+		name = route.StrategyPriority
+	}
+	v := statusView{
+		Strategy:        strategyBody{Strategy: name, Weights: c.Strategy.Weights},
+		DefaultProvider: c.DefaultProvider,
+		ActiveProvider:  c.DefaultProvider,
+		Chains:          c.Chains,
+		ModelMap:        c.ModelMap,
+		Budgets:         c.Budgets,
+		Version:         a.live.Version(),
+	}
+	if p, ok := c.ActiveForced(a.now()); ok {
+		v.ActiveProvider = p
+		v.Forced = &forcedView{Provider: p, Until: c.Forced.Until}
+	}
+	if v.Chains == nil {
+		v.Chains = []route.Chain{}
+	}
+	if v.ModelMap == nil {
+		v.ModelMap = map[string]string{}
+	}
+	if v.Budgets == nil {
+		v.Budgets = []route.ProviderBudget{}
+	}
+	if a.lastFailure != nil {
+		v.LastFailure = a.lastFailure()
+	}
+	writeJSON(w, http.StatusOK, v)
+}

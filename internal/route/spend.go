@@ -1,0 +1,158 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/store"
+)
+
+// spendTTL keeps a day's spend counter a day past its end.
+const spendTTL = 48 * time.Hour
+
+// Spend tracks each provider's spend per UTC day in the KV store (shared by
+// every replica) and answers OverDailyBudget, on the hot path, from a local
+// copy refreshed by Add and by Run every second: no I/O per request. It
+// implements Budgets; a new UTC day starts at zero, so eligibility returns at
+// midnight.
+type Spend struct {
+	kv  store.KV
+	cfg func() *Config
+	log *slog.Logger
+
+	mu   sync.Mutex // serialises snapshot swaps
+	snap atomic.Pointer[spendSnapshot]
+}
+
+// spendSnapshot is the known spend of one UTC day, in micro-USD per provider.
+type spendSnapshot struct {
+	day    string
+	micros map[string]int64
+}
+
+// NewSpend returns a tracker over kv whose budgets come from cfg (typically
+// (*Live).Current).
+func NewSpend(kv store.KV, cfg func() *Config, log *slog.Logger) *Spend {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Spend{kv: kv, cfg: cfg, log: log}
+	s.snap.Store(&spendSnapshot{})
+	return s
+}
+
+func spendDay(now time.Time) string { return now.UTC().Format(time.DateOnly) }
+
+func spendKey(provider, day string) string { return "route:spend:" + provider + ":" + day }
+
+// Add counts usd spent on provider at now and returns the day's total.
+func (s *Spend) Add(ctx context.Context, provider string, usd float64, now time.Time) (float64, error) {
+	if !(usd >= 0) || usd > 1e9 {
+		return 0, fmt.Errorf("route: spend of %v USD on %q: want a number from 0 to 1e9", usd, provider)
+	}
+	day := spendDay(now)
+	total, err := s.kv.IncrBy(ctx, spendKey(provider, day), int64(math.Round(usd*1e6)), spendTTL)
+	if err != nil {
+		return 0, fmt.Errorf("route: count spend on %q: %w", provider, err)
+	}
+	s.record(day, map[string]int64{provider: total})
+	return float64(total) / 1e6, nil
+}
+
+// Spent returns the spend on provider on the UTC day of now, from the store.
+func (s *Spend) Spent(ctx context.Context, provider string, now time.Time) (float64, error) {
+	us, err := s.read(ctx, provider, spendDay(now))
+	return float64(us) / 1e6, err
+}
+
+func (s *Spend) read(ctx context.Context, provider, day string) (int64, error) {
+	b, err := s.kv.Get(ctx, spendKey(provider, day))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("route: read spend on %q: %w", provider, err)
+	}
+	us, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("route: read spend on %q: %w", provider, err)
+	}
+	return us, nil
+}
+
+// record merges totals of day into the snapshot; totals only grow within a
+// day, so the larger value wins.
+func (s *Spend) record(day string, totals map[string]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.snap.Load()
+	next := &spendSnapshot{day: day, micros: map[string]int64{}}
+	if cur.day == day {
+		for p, v := range cur.micros {
+			next.micros[p] = v
+		}
+	} else if cur.day > day {
+		return // a late answer about an earlier day
+	}
+	for p, v := range totals {
+		next.micros[p] = max(next.micros[p], v)
+	}
+	s.snap.Store(next)
+}
+
+// OverDailyBudget reports whether provider has a daily budget and has spent
+// it on the UTC day of now, as last seen.
+func (s *Spend) OverDailyBudget(provider string, now time.Time) bool {
+	budget, ok := s.cfg().Budget(provider)
+	if !ok || budget <= 0 {
+		return false
+	}
+	snap := s.snap.Load()
+	if snap.day != spendDay(now) {
+		return false
+	}
+	return float64(snap.micros[provider]) >= budget*1e6
+}
+
+// Refresh reads the day's spend of every provider with a budget.
+func (s *Spend) Refresh(ctx context.Context, now time.Time) error {
+	day := spendDay(now)
+	totals := map[string]int64{}
+	var errs []error
+	for _, b := range s.cfg().Budgets {
+		us, err := s.read(ctx, b.Provider, day)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		totals[b.Provider] = us
+	}
+	s.record(day, totals)
+	return errors.Join(errs...)
+}
+
+// Run refreshes every second until ctx ends, so spend counted by other
+// replicas is seen within a second. It returns nil when ctx ends.
+func (s *Spend) Run(ctx context.Context) error {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		if err := s.Refresh(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("provider spend: refresh failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+var _ Budgets = (*Spend)(nil)
