@@ -20,6 +20,7 @@ import (
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
+	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/route"
 )
 
@@ -29,6 +30,9 @@ type Deps struct {
 	Keys     *auth.Keys
 	Vault    *keyvault.Vault
 	Logs     audit.Store
+	// Limits gives the exact spend of capped keys for the budget endpoint
+	// (may be nil: spend then comes from the audit records).
+	Limits *limit.Limiter
 	// Health serves GET /api/providers/perf (may be nil).
 	Health *health.Tracker
 	// Routing serves /api/routing/* (may be nil); LastFailure feeds its status.

@@ -1,12 +1,15 @@
 package mgmt
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/jsonbody"
+	"github.com/svc-gateway/svc/internal/limit"
 )
 
 func decodeBody(b []byte, v any) error { return jsonbody.Decode(b, v, true) }
@@ -156,7 +159,7 @@ func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.d.Now()
 	start := auth.PeriodStart(k.BudgetPeriod, now)
-	spend, err := a.d.Logs.SpendSince(ctx, k.ID, start)
+	spend, err := a.spend(ctx, k, start)
 	if err != nil {
 		apierr.Write(w, apierr.Wrap(apierr.Internal, "store_error", "could not read the key's spend", err))
 		return
@@ -168,4 +171,20 @@ func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
 		v.RemainingUSD = &rem
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// spend is the key's spend in the current period: for a capped key the
+// limits counter (exact, reservations of requests in flight included), else
+// the audit records.
+func (a *API) spend(ctx context.Context, k auth.VirtualKey, start time.Time) (float64, error) {
+	if a.d.Limits != nil && k.MaxBudgetUSD > 0 {
+		s, err := a.d.Limits.Spend(ctx, k.ID, k.BudgetPeriod, k.MaxBudgetUSD)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, limit.ErrNotMetered) {
+			return 0, err
+		}
+	}
+	return a.d.Logs.SpendSince(ctx, k.ID, start)
 }

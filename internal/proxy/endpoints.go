@@ -42,6 +42,8 @@ func (p *Proxy) passthroughHandler(e endpoint) http.HandlerFunc {
 		p.record,
 		p.d.Keys.Stage(false),
 		p.decodeWith(e.decode),
+		p.planStage,
+		p.limitStage,
 		p.routeStage,
 	)
 	return func(w http.ResponseWriter, r *http.Request) {

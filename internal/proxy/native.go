@@ -42,6 +42,7 @@ func (p *Proxy) nativeHandler(rt nativeRoute) http.HandlerFunc {
 		p.d.Keys.Stage(true),
 		p.decodeNative(rt),
 		p.routeNative,
+		p.limitStage,
 	)
 	return func(w http.ResponseWriter, r *http.Request) {
 		x := newExchange(r, pipeline.NativeMessages)

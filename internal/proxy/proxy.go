@@ -20,6 +20,7 @@ import (
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
@@ -46,7 +47,9 @@ type Deps struct {
 	// Health records each upstream call's outcome (may be nil).
 	Health *health.Tracker
 	// Spend tracks each provider's daily spend for provider budgets (may be nil).
-	Spend   *route.Spend
+	Spend *route.Spend
+	// Limits enforces the keys' rate limits and spend caps (may be nil).
+	Limits  *limit.Limiter
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
 	// MaxBodyBytes bounds request bodies (413 above).
@@ -74,6 +77,8 @@ func New(d Deps) *Proxy {
 		p.record,
 		d.Keys.Stage(false),
 		p.decodeChat,
+		p.planStage,
+		p.limitStage,
 		p.routeStage,
 	)
 	return p
@@ -140,4 +145,13 @@ func newRequestID() string {
 		return uuid.NewString()
 	}
 	return id.String()
+}
+
+// limitStage is the keys' rate limits and spend caps, once per request (after
+// planning, before the attempts), or nothing when no limiter is configured.
+func (p *Proxy) limitStage(next pipeline.Handler) pipeline.Handler {
+	if p.d.Limits == nil {
+		return next
+	}
+	return p.d.Limits.Stage()(next)
 }

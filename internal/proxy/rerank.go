@@ -37,7 +37,7 @@ func (p *Proxy) rerankHandler() http.HandlerFunc {
 		r := *x.Rerank
 		r.Model = x.UpstreamModel
 		return p.callRerank(ctx, x, prov, ra, &r)
-	}, p.record, p.d.Keys.Stage(false), p.decodeWith(decode), p.routeStage)
+	}, p.record, p.d.Keys.Stage(false), p.decodeWith(decode), p.planStage, p.limitStage, p.routeStage)
 	return func(w http.ResponseWriter, r *http.Request) {
 		x := newExchange(r, pipeline.Rerank)
 		resp, err := h(r.Context(), x)

@@ -124,12 +124,14 @@ func (p *Proxy) decodeChat(next pipeline.Handler) pipeline.Handler {
 	}
 }
 
-// routeStage plans the request (forced provider, alias, fallback chain,
-// strategy, provider budgets) and runs the rest of the path once per attempt:
-// a retryable status or a connection failure before the first byte moves on
-// to the next target after the chain's backoff; any other answer, and every
-// failure after a stream started, is final.
-func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
+// planKey carries the request's routing plan from planStage to routeStage.
+type planKey struct{}
+
+// planStage plans the request (forced provider, alias, fallback chain,
+// strategy, provider budgets), enforces the key's model restrictions and
+// records the first target, so that the stages between it and routeStage
+// (limits) run once per request and price with the first target.
+func (p *Proxy) planStage(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		plan, err := p.d.Resolver.Plan(x.Model, time.Now())
 		if err != nil {
@@ -138,6 +140,22 @@ func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
 		first := plan.Target(0)
 		if !auth.AllowsModel(x.Principal, x.Model, first.Model) {
 			return nil, auth.ErrModelNotAllowed(x.Model)
+		}
+		x.Provider, x.UpstreamModel = first.Provider.Name, first.Model
+		x.RoutingStrategy, x.RoutingReason = first.Strategy, first.Reason
+		return next(context.WithValue(ctx, planKey{}, &plan), x)
+	}
+}
+
+// routeStage runs the rest of the path once per attempt of the plan: a
+// retryable status or a connection failure before the first byte moves on
+// to the next target after the chain's backoff; any other answer, and every
+// failure after a stream started, is final.
+func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		plan, _ := ctx.Value(planKey{}).(*route.Plan)
+		if plan == nil {
+			return nil, apierr.New(apierr.Internal, "no_plan", "internal error: request not planned")
 		}
 		for attempt := 0; ; attempt++ {
 			d := plan.Target(attempt)
@@ -148,7 +166,7 @@ func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
 			}
 			x.UpstreamStatus = 0
 			resp, err := next(ctx, x)
-			if err == nil || attempt >= plan.MaxRetries || !retryable(&plan, x, err) {
+			if err == nil || attempt >= plan.MaxRetries || !retryable(plan, x, err) {
 				return resp, err
 			}
 			p.noteFailure(x, err)

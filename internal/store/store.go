@@ -36,6 +36,24 @@ type KV interface {
 	// value. A missing key counts as 0; ttl is applied when the key is created.
 	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
 
+	// Window admits cost units into the sliding window at key when the units
+	// counted within the last window plus cost stay ≤ limit, atomically across
+	// every process sharing the store. Refused costs are not counted. A unit
+	// counts from its admission until window later, exactly (no
+	// approximation); the store keeps one entry per admitted call, so its
+	// memory is bounded by the calls admitted within one window. A cost of 0
+	// counts nothing and reports the window's state; a negative cost is an
+	// error. A key used for a window must not be used by other operations
+	// (implementations may store it differently).
+	Window(ctx context.Context, key string, window time.Duration, limit, cost int64) (WindowResult, error)
+	// Reserve adds amount to the integer counter at key when the result stays
+	// ≤ cap (cap ≤ 0: no cap), atomically, and returns whether it did and the
+	// counter's value after. The cap is checked only for a positive amount:
+	// zero and negative amounts (settlements, refunds) always apply. A missing
+	// key counts as 0; ttl applies on creation (≤ 0: no expiry), and a refused
+	// reservation does not create the key.
+	Reserve(ctx context.Context, key string, amount, cap int64, ttl time.Duration) (ok bool, total int64, err error)
+
 	// AppendLog appends values, in order, to the time-ordered log at key and
 	// then trims it to lim: entries older than lim.MaxAge are dropped, and the
 	// oldest beyond lim.MaxLen (approximately, on Redis). The log as a whole
@@ -56,6 +74,16 @@ type KV interface {
 	Ping(ctx context.Context) error
 	// Close releases connections and stops subscriptions.
 	Close() error
+}
+
+// WindowResult is the state of a sliding window after KV.Window.
+type WindowResult struct {
+	Allowed bool  // the cost was admitted
+	Used    int64 // units counted in the window (after admission when Allowed)
+	Limit   int64
+	// ResetIn is the time until the oldest counted unit leaves the window
+	// (0 when the window is empty).
+	ResetIn time.Duration
 }
 
 // LogLimit bounds a KV log by age and by number of entries.

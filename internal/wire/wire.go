@@ -21,6 +21,7 @@ import (
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
+	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/mgmt"
 	"github.com/svc-gateway/svc/internal/pricing"
@@ -161,6 +162,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		})
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend,
+			Limits: limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log}),
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
@@ -176,7 +178,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		lastFailure = px.LastFailure
 	}
 	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limit.New(kv, nil, limit.Options{Log: log}), LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
 		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err

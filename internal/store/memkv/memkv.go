@@ -1,6 +1,6 @@
 // Package memkv is the in-process implementation of store.KV, the embedded
-// default for hot state when svc runs as a single process. Values, counters and
-// logs live in mutex-protected maps and vanish with the process; Publish fans
+// default for hot state when svc runs as a single process. Values, counters,
+// sliding windows and logs live in mutex-protected maps and vanish with the process; Publish fans
 // out only to subscribers in the same process.
 //
 // Only the wiring (internal/wire) and tests should import memkv; everything else
@@ -48,12 +48,28 @@ type KV struct {
 	sweepDone chan struct{}
 }
 
-// item is one key: either a value (log == false) or a time-ordered log.
+// item is one key: a value, a time-ordered log (isLog) or a sliding window
+// (win != nil).
 type item struct {
 	value   []byte
 	isLog   bool
 	entries []logEntry
+	win     *window
 	expires time.Time // zero: never
+}
+
+// plain reports whether it holds a value (not a log, not a window).
+func (it *item) plain() bool { return !it.isLog && it.win == nil }
+
+// window is a sliding window: the admitted costs, oldest first, and their sum.
+type window struct {
+	entries []windowEntry
+	sum     int64
+}
+
+type windowEntry struct {
+	at   time.Time
+	cost int64
 }
 
 type logEntry struct {
@@ -151,7 +167,7 @@ func (kv *KV) Get(ctx context.Context, key string) ([]byte, error) {
 	if it == nil {
 		return nil, store.ErrNotFound
 	}
-	if it.isLog {
+	if !it.plain() {
 		return nil, fmt.Errorf("memkv: get %q: %w", key, errWrongType)
 	}
 	return clone(it.value), nil
@@ -194,7 +210,7 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 		kv.items[key] = &item{value: strconv.AppendInt(nil, delta, 10), expires: expiry(now, ttl)}
 		return delta, nil
 	}
-	if it.isLog {
+	if !it.plain() {
 		return 0, fmt.Errorf("memkv: incr %q: %w", key, errWrongType)
 	}
 	cur, err := strconv.ParseInt(string(it.value), 10, 64)
@@ -207,6 +223,96 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 	cur += delta
 	it.value = strconv.AppendInt(it.value[:0], cur, 10)
 	return cur, nil
+}
+
+// Window admits cost into the sliding window at key under the mutex: the
+// entries admitted at or before now-window are dropped, and cost is admitted
+// when the sum of the rest plus cost stays ≤ limit. Each admitted cost is one
+// entry stamped with the admission time, so memory is bounded by the entries
+// admitted within one window. The key expires window after the last call that
+// left entries in it.
+func (kv *KV) Window(ctx context.Context, key string, win time.Duration, limit, cost int64) (store.WindowResult, error) {
+	if cost < 0 {
+		return store.WindowResult{}, fmt.Errorf("memkv: window %q: negative cost %d", key, cost)
+	}
+	if win <= 0 {
+		return store.WindowResult{}, fmt.Errorf("memkv: window %q: window %v is not positive", key, win)
+	}
+	if err := kv.begin(ctx); err != nil {
+		return store.WindowResult{}, err
+	}
+	defer kv.mu.Unlock()
+	now := time.Now()
+	it := kv.live(key, now)
+	if it == nil {
+		it = &item{win: &window{}}
+	} else if it.win == nil {
+		return store.WindowResult{}, fmt.Errorf("memkv: window %q: %w", key, errWrongType)
+	}
+	w := it.win
+	// Keep stamps non-decreasing even if the wall clock steps back.
+	at := now
+	if n := len(w.entries); n > 0 && at.Before(w.entries[n-1].at) {
+		at = w.entries[n-1].at
+	}
+	drop := sort.Search(len(w.entries), func(i int) bool { return w.entries[i].at.Add(win).After(now) })
+	for _, e := range w.entries[:drop] {
+		w.sum -= e.cost
+	}
+	w.entries = w.entries[drop:]
+	res := store.WindowResult{Limit: limit}
+	if cost <= limit && w.sum <= limit-cost {
+		res.Allowed = true
+		if cost > 0 {
+			w.entries = append(w.entries, windowEntry{at: at, cost: cost})
+			w.sum += cost
+		}
+	}
+	res.Used = w.sum
+	if len(w.entries) == 0 {
+		delete(kv.items, key)
+		return res, nil
+	}
+	res.ResetIn = max(w.entries[0].at.Add(win).Sub(now), 0)
+	it.expires = now.Add(win)
+	kv.items[key] = it
+	return res, nil
+}
+
+// Reserve adds amount to the decimal integer at key under the mutex when
+// amount ≤ 0, cap ≤ 0 or the result stays ≤ cap, and returns whether it did
+// and the value after. A missing key counts as 0 and gets ttl on creation; a
+// refused reservation leaves a missing key missing.
+func (kv *KV) Reserve(ctx context.Context, key string, amount, limit int64, ttl time.Duration) (bool, int64, error) {
+	if err := kv.begin(ctx); err != nil {
+		return false, 0, err
+	}
+	defer kv.mu.Unlock()
+	now := time.Now()
+	it := kv.live(key, now)
+	var cur int64
+	if it != nil {
+		if !it.plain() {
+			return false, 0, fmt.Errorf("memkv: reserve %q: %w", key, errWrongType)
+		}
+		var err error
+		if cur, err = strconv.ParseInt(string(it.value), 10, 64); err != nil {
+			return false, 0, fmt.Errorf("memkv: reserve %q: value is not an integer", key)
+		}
+	}
+	if amount > 0 && limit > 0 && (cur > limit || amount > limit-cur) {
+		return false, cur, nil
+	}
+	if (amount > 0 && cur > math.MaxInt64-amount) || (amount < 0 && cur < math.MinInt64-amount) {
+		return false, cur, fmt.Errorf("memkv: reserve %q: increment would overflow", key)
+	}
+	cur += amount
+	if it == nil {
+		kv.items[key] = &item{value: strconv.AppendInt(nil, cur, 10), expires: expiry(now, ttl)}
+	} else {
+		it.value = strconv.AppendInt(it.value[:0], cur, 10)
+	}
+	return true, cur, nil
 }
 
 // AppendLog appends copies of values to the log at key, each stamped with the

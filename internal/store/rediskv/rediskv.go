@@ -1,11 +1,13 @@
 // Package rediskv is the Redis implementation of store.KV (go-redis v9), used
 // when several svc processes share hot state. Every key and channel is
-// namespaced by a prefix; counters are atomic in Redis through a Lua script;
-// logs are Redis streams; notifications use Redis Pub/Sub.
+// namespaced by a prefix; counters, reservations and sliding windows are
+// atomic in Redis through Lua scripts (one script call per operation); logs
+// are Redis streams; notifications use Redis Pub/Sub.
 //
 // Keys are sent to Redis as prefix+key. On Redis Cluster, callers that need
-// several keys in one slot put a hash tag ({…}) in the key or prefix; every
-// operation here touches a single key, so none requires it.
+// several keys in one slot put a hash tag ({…}) in the key or prefix. Every
+// operation here touches a single key except Window, whose two Redis keys
+// (prefix+"{"+key+"}:w" and …":s") share a hash tag by construction.
 //
 // Only the wiring (internal/wire) and tests should import rediskv; everything
 // else depends on the store.KV interface.
@@ -13,6 +15,8 @@ package rediskv
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -46,6 +50,94 @@ if created and ttl > 0 then
 	redis.call('PEXPIRE', KEYS[1], ttl)
 end
 return n
+`)
+
+// windowScript is one sliding-window admission, run atomically in Redis.
+//
+// KEYS[1] is a sorted set of admitted entries, scored by the admission time
+// in microseconds of the Redis server's clock (TIME, which every replica
+// shares); each member is "<nonce>:<cost>", the nonce random per call so that
+// members are unique. KEYS[2] holds the sum of the costs in KEYS[1], so that
+// a call costs O(log n + entries leaving the window) rather than a scan.
+// ARGV: window (µs), limit, cost, nonce, window (ms, for PEXPIRE).
+//
+// Entries scored at or before now-window are removed (their costs subtracted
+// from the sum); cost is admitted when sum+cost ≤ limit. The reply is
+// {allowed (0/1), used, reset-in µs (0 when empty)}.
+var windowScript = redis.NewScript(`
+local zkey, skey = KEYS[1], KEYS[2]
+local win = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local cutoff = now - win
+local used = 0
+local s = redis.call('GET', skey)
+if s and redis.call('EXISTS', zkey) == 1 then
+	used = tonumber(s)
+	local old = redis.call('ZRANGEBYSCORE', zkey, '-inf', cutoff)
+	if #old > 0 then
+		local gone = 0
+		for _, m in ipairs(old) do
+			gone = gone + tonumber(string.match(m, ':(%d+)$'))
+		end
+		redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
+		used = redis.call('DECRBY', skey, gone)
+	end
+else
+	-- The sum or the entries are missing (first call, or evicted): rebuild
+	-- the sum from the entries.
+	redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
+	for _, m in ipairs(redis.call('ZRANGE', zkey, 0, -1)) do
+		used = used + tonumber(string.match(m, ':(%d+)$'))
+	end
+	redis.call('SET', skey, used)
+end
+local allowed = 0
+if cost <= limit and used <= limit - cost then
+	allowed = 1
+	if cost > 0 then
+		redis.call('ZADD', zkey, now, ARGV[4] .. ':' .. ARGV[3])
+		used = redis.call('INCRBY', skey, ARGV[3])
+	end
+end
+local first = redis.call('ZRANGE', zkey, 0, 0, 'WITHSCORES')
+if #first == 0 then
+	redis.call('DEL', skey)
+	return {allowed, 0, 0}
+end
+redis.call('PEXPIRE', zkey, ARGV[5])
+redis.call('PEXPIRE', skey, ARGV[5])
+local reset = tonumber(first[2]) + win - now
+if reset < 0 then reset = 0 end
+return {allowed, used, reset}
+`)
+
+// reserveScript adds ARGV[1] to KEYS[1] unless ARGV[1] > 0, ARGV[2] > 0 and
+// the result would exceed ARGV[2]; a key it creates expires after ARGV[3]
+// milliseconds (0: never). The reply is {applied (0/1), value after}. The
+// cap comparison is in Lua numbers (doubles), exact below 2^53.
+var reserveScript = redis.NewScript(`
+local s = redis.call('GET', KEYS[1])
+local cur = 0
+if s then
+	cur = tonumber(s)
+	if cur == nil then
+		return redis.error_reply('ERR value is not an integer or out of range')
+	end
+end
+local amount = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+if amount > 0 and cap > 0 and cur + amount > cap then
+	return {0, cur}
+end
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = tonumber(ARGV[3])
+if not s and ttl > 0 then
+	redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return {1, n}
 `)
 
 // KV is a store.KV backed by Redis. All methods are safe for concurrent use.
@@ -165,6 +257,58 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 		return 0, fmt.Errorf("rediskv: incr %q: %w", key, err)
 	}
 	return n, nil
+}
+
+// Window admits cost into the sliding window at key with one Lua script
+// (windowScript): exact (each admitted cost is an entry stamped with the Redis
+// server's clock, in microseconds) and bounded in memory by the entries
+// admitted within one window; both Redis keys expire window after the last
+// call that left entries.
+func (kv *KV) Window(ctx context.Context, key string, window time.Duration, limit, cost int64) (store.WindowResult, error) {
+	if err := kv.check(ctx); err != nil {
+		return store.WindowResult{}, err
+	}
+	if cost < 0 {
+		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: negative cost %d", key, cost)
+	}
+	if window <= 0 {
+		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: window %v is not positive", key, window)
+	}
+	tagged := kv.prefix + "{" + key + "}"
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand, Go 1.24+)
+	us := max(1, window.Microseconds())
+	vals, err := windowScript.Run(ctx, kv.client, []string{tagged + ":w", tagged + ":s"},
+		us, limit, cost, hex.EncodeToString(nonce[:]), ms(window)).Int64Slice()
+	if err != nil {
+		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: %w", key, err)
+	}
+	if len(vals) != 3 {
+		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: script answered %d values, want 3", key, len(vals))
+	}
+	return store.WindowResult{
+		Allowed: vals[0] == 1,
+		Used:    vals[1],
+		Limit:   limit,
+		ResetIn: time.Duration(vals[2]) * time.Microsecond,
+	}, nil
+}
+
+// Reserve adds amount to the integer at key with one Lua script
+// (reserveScript) when amount ≤ 0, cap ≤ 0 or the result stays ≤ cap. A
+// missing key counts as 0 and gets ttl when the script creates it.
+func (kv *KV) Reserve(ctx context.Context, key string, amount, limit int64, ttl time.Duration) (bool, int64, error) {
+	if err := kv.check(ctx); err != nil {
+		return false, 0, err
+	}
+	vals, err := reserveScript.Run(ctx, kv.client, []string{kv.key(key)}, amount, limit, ms(ttl)).Int64Slice()
+	if err != nil {
+		return false, 0, fmt.Errorf("rediskv: reserve %q: %w", key, err)
+	}
+	if len(vals) != 2 {
+		return false, 0, fmt.Errorf("rediskv: reserve %q: script answered %d values, want 2", key, len(vals))
+	}
+	return vals[0] == 1, vals[1], nil
 }
 
 // AppendLog appends values, in order, to the stream at key (one XADD each, in

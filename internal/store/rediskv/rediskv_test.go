@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,5 +73,42 @@ func TestOpen(t *testing.T) {
 	}
 	if err := kv.Ping(context.Background()); err == nil {
 		t.Errorf("Ping after Close: got nil error, want an error")
+	}
+}
+
+// BenchmarkScripts measures one round trip of each atomic script against
+// IncrBy's, in parallel over 64 keys.
+func BenchmarkScripts(b *testing.B) {
+	kv := storetest.RedisKV(b)
+	ops := []struct {
+		name string
+		op   func(ctx context.Context, key string) error
+	}{
+		{"IncrBy", func(ctx context.Context, key string) error {
+			_, err := kv.IncrBy(ctx, key, 1, time.Hour)
+			return err
+		}},
+		{"Window", func(ctx context.Context, key string) error {
+			_, err := kv.Window(ctx, key, time.Minute, 1<<40, 1)
+			return err
+		}},
+		{"Reserve", func(ctx context.Context, key string) error {
+			_, _, err := kv.Reserve(ctx, key, 1, 1<<40, time.Hour)
+			return err
+		}},
+	}
+	for _, o := range ops {
+		b.Run(o.name, func(b *testing.B) {
+			var n atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if err := o.op(ctx, o.name+strconv.FormatInt(n.Add(1)%64, 10)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }

@@ -25,7 +25,8 @@ import (
 // (a TTL to lapse, a message to arrive) before failing.
 const waitFor = 5 * time.Second
 
-// ExerciseKV checks that a store.KV behaves as the interface documents.
+// ExerciseKV checks that a store.KV behaves as the interface documents,
+// including the atomic Window and Reserve (limits.go).
 // newKV must return a new, empty KV (or one with its own key namespace) each
 // time it is called; the suite closes it when the subtest ends, and subtests
 // run in parallel.
@@ -478,6 +479,9 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 			t.Errorf("first message: got %q, want %q", got, "0")
 		}
 	})
+
+	exerciseWindow(t, open)
+	exerciseReserve(t, open)
 
 	t.Run("Ping", func(t *testing.T) {
 		kv := open(t)

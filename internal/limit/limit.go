@@ -1,0 +1,219 @@
+// Package limit owns the per-principal limits of the proxy's request path:
+// requests per minute (Principal.RPMLimit), requests per hour
+// (RATE_LIMIT_REQUESTS_PER_HOUR, virtual keys only), tokens per minute
+// (Principal.TPMLimit) and the spend cap per budget period
+// (Principal.MaxBudgetUSD, BudgetPeriod). Every counter lives in the shared
+// store.KV and is changed only by its atomic Window and Reserve operations
+// (Lua scripts in Redis, a mutex in memory), so limits hold across replicas.
+// It also answers a key's exact current-period spend (Limiter.Spend) and
+// raises a budget event the first time a key reaches its cap in a period.
+//
+// The proxy (which places Limiter.Stage after auth, decode and route) and the
+// wiring (wire, and mgmt for the budget endpoint) import limit; it imports
+// apierr, identity, llm, pipeline, pricing, store and auth (for the budget
+// period helpers auth.PeriodStart and auth.PeriodEnd, which auth owns).
+//
+// # Windows
+//
+// Request and token limits are exact sliding windows (store.KV.Window): a unit
+// counts from its admission until one window later, with no approximation.
+// A request is checked against rpm, then the hourly cap, then tpm, then the
+// spend cap; a request refused by a later check still counts in the windows
+// of the earlier ones (store operations are per key, and a refused request
+// is still a request).
+//
+// Tokens: before the call the estimated tokens are admitted into the tpm
+// window: the prompt estimated at one token per four bytes (the text of the
+// chat messages, else the whole body when it is JSON, else 0) plus
+// max_completion_tokens, else
+// max_tokens, else 0. When the call ends and its usage is known, the excess
+// of the actual total over the estimate is added to the window with an
+// unlimited Window call (limit math.MaxInt64) that is never refused. An
+// over-estimate is not given back (a sliding window cannot remove a counted
+// unit), so the window counts max(estimate, actual) per request.
+//
+// # Spend
+//
+// The spend counter is an integer of micro-US-dollars per key and period
+// start (calendar UTC: daily, weekly from Monday, monthly), expiring a day
+// after its period. Before the call the estimated cost (the price table's
+// price of the estimated prompt tokens and of max_tokens completion tokens,
+// DefaultCompletionReserve when the request sets none; 0 for a model without
+// a price) is reserved with Reserve capped at the
+// budget: a reservation that would pass the cap is refused with 402
+// budget_exceeded, so concurrent requests cannot push the counter past the
+// cap through their estimates. When the call ends (for streams, when the
+// stream ends or is closed; nothing is buffered) the counter is settled with
+// the actual cost (Exchange.Cost, set by the provider call) minus the
+// estimate, which always applies; a call that fails before answering gives
+// its reservation back. The overshoot past a cap is therefore bounded by what
+// requests in flight spend beyond their estimates, which with the default
+// reservation needs answers longer than DefaultCompletionReserve. A request whose estimate is 0 is refused once
+// the counter has reached the cap.
+//
+// # When the store is down
+//
+// Spend caps fail closed: when the KV store cannot reserve, the request is
+// refused with 503 ("limits store unavailable"), because spending money that
+// cannot be accounted for is worse than refusing a request. Rate limits
+// (rpm, hourly, tpm) fail open: the request passes without that limit and a
+// warning is logged (at most one every ten seconds), because an outage of
+// the hot-state store should not take the gateway down with it. Failed
+// settlements are logged; the counter then keeps the estimate.
+package limit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/store"
+)
+
+// Options configure a Limiter.
+type Options struct {
+	// HourlyRequests is the requests-per-hour cap of every virtual key
+	// (RATE_LIMIT_REQUESTS_PER_HOUR); 0 turns it off.
+	HourlyRequests int64
+	// Now is the clock that chooses budget periods; nil: time.Now. Windows
+	// use the store's clock.
+	Now func() time.Time
+	// OnBudget, when set, is called once per key and period, by whichever
+	// replica sees it first, when the key's spend (reservations in flight
+	// included) first reaches its cap. It is called on the request's
+	// goroutine and must not block.
+	OnBudget func(ev BudgetEvent)
+	// Log receives warnings (store down, failed settlements); nil:
+	// slog.Default().
+	Log *slog.Logger
+}
+
+// BudgetEvent says that a key's spend reached its cap in a period.
+type BudgetEvent struct {
+	KeyID    string
+	Period   string // daily, weekly, monthly
+	CapUSD   float64
+	SpentUSD float64
+}
+
+// ErrNotMetered is returned by Spend for a key without a spend cap: the
+// stage keeps no counter for it (keys without limits never touch the store),
+// so its spend is to be read from the audit records instead.
+var ErrNotMetered = errors.New("limit: the key has no spend cap, so its spend is not metered")
+
+// settleTimeout bounds the store calls made after the request's own context
+// may have ended (settling a finished stream).
+const settleTimeout = 5 * time.Second
+
+// warnEvery is the least time between two "store down" warnings.
+const warnEvery = 10 * time.Second
+
+// Limiter enforces the limits of principals against a shared store.KV. It is
+// safe for concurrent use.
+type Limiter struct {
+	kv       store.KV
+	prices   *pricing.Table
+	hourly   int64
+	now      func() time.Time
+	onBudget func(BudgetEvent)
+	log      *slog.Logger
+	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
+}
+
+// New returns a Limiter keeping its counters in kv and pricing estimates
+// with prices (nil: every model is unpriced).
+func New(kv store.KV, prices *pricing.Table, opts Options) *Limiter {
+	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, log: opts.Log}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return l
+}
+
+// Period names the budget period p applies: its BudgetPeriod when it is
+// daily, weekly or monthly, else monthly (auth's default).
+func Period(p string) string {
+	switch p {
+	case "daily", "weekly", "monthly":
+		return p
+	}
+	return "monthly"
+}
+
+// spendKey is the KV key of keyID's spend counter for the period starting at
+// start.
+func spendKey(kind identity.Kind, id, period string, start time.Time) string {
+	return "limit:spend:" + kind.String() + ":" + id + ":" + period + ":" + start.Format("20060102")
+}
+
+// alertKey marks that the budget event of a counter was raised.
+func alertKey(counter string) string { return counter + ":alerted" }
+
+// periodTTL is how long a counter of the period starting at start lives: the
+// period's length plus a day.
+func periodTTL(period string, start time.Time) time.Duration {
+	return auth.PeriodEnd(period, start).Sub(start) + 24*time.Hour
+}
+
+// Spend returns keyID's spend in its current budget period, in US dollars,
+// read from the counter the stage keeps: it includes the reservations of
+// requests still in flight (their estimates until they settle), so it is
+// exact as of the last settlement and never below what has been spent.
+// maxBudget is the key's cap: with no cap (≤ 0) the key is not metered and
+// Spend returns ErrNotMetered. A store failure is returned as is.
+func (l *Limiter) Spend(ctx context.Context, keyID, period string, maxBudget float64) (float64, error) {
+	if maxBudget <= 0 {
+		return 0, ErrNotMetered
+	}
+	period = Period(period)
+	key := spendKey(identity.VirtualKey, keyID, period, auth.PeriodStart(period, l.now()))
+	b, err := l.kv.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("limit: read spend of key %s: %w", keyID, err)
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("limit: spend counter of key %s is %q: %w", keyID, b, err)
+	}
+	return usd(n), nil
+}
+
+// micros converts US dollars to whole micro-dollars, rounding to nearest.
+func micros(v float64) int64 {
+	if v <= 0 || math.IsNaN(v) {
+		return 0
+	}
+	if v >= math.MaxInt64/1e6 {
+		return math.MaxInt64
+	}
+	return int64(math.Round(v * 1e6))
+}
+
+func usd(micros int64) float64 { return float64(micros) / 1e6 }
+
+// failOpen logs, at most once every warnEvery, that a rate limit was skipped.
+func (l *Limiter) failOpen(what string, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the caller went away; the store is not at fault
+	}
+	now := time.Now().UnixNano()
+	last := l.lastWarn.Load()
+	if now-last < int64(warnEvery) || !l.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	l.log.Warn("limits store unavailable: rate limit not enforced (fail open)", "limit", what, "err", err)
+}

@@ -1,0 +1,625 @@
+package limit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
+	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/storetest"
+)
+
+// testPrices prices test/model at $1 per million prompt tokens and $2 per
+// million completion tokens: a request's cost in micro-dollars is
+// prompt + 2×completion.
+func testPrices(t testing.TB) *pricing.Table {
+	t.Helper()
+	tab, err := pricing.Load(strings.NewReader(`{"test/model":{"input":1,"output":2}}`))
+	if err != nil {
+		t.Fatalf("pricing.Load: %v", err)
+	}
+	return tab
+}
+
+func newMemKV(t testing.TB) store.KV {
+	t.Helper()
+	kv := memkv.New()
+	t.Cleanup(func() { _ = kv.Close() })
+	return kv
+}
+
+// chatExchange is a chat request whose estimate is prompt tokens (4 bytes
+// each) plus maxTokens completion tokens.
+func chatExchange(p *identity.Principal, prompt, maxTokens int) *pipeline.Exchange {
+	req := &llm.ChatRequest{
+		Model:    "model",
+		Messages: []llm.Message{{Role: "user", Content: llm.TextContent(strings.Repeat("abcd", prompt))}},
+	}
+	if maxTokens > 0 {
+		req.MaxTokens = &maxTokens
+	}
+	return &pipeline.Exchange{
+		Endpoint: pipeline.Chat, Chat: req, Model: "model", Principal: p,
+		Provider: "test", UpstreamModel: "model",
+	}
+}
+
+// answer is a terminal handler that reports usage and cost as the proxy's
+// provider call does.
+func answer(prompt, completion int64) pipeline.Handler {
+	return func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		x.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: completion}
+		x.Cost = float64(prompt+2*completion) / 1e6
+		return &pipeline.Response{Status: http.StatusOK, Body: []byte(`{}`)}, nil
+	}
+}
+
+func vkey(id string) *identity.Principal {
+	return &identity.Principal{Kind: identity.VirtualKey, ID: id}
+}
+
+// wantRefusal checks err is an *apierr.Error of kind with code, and returns it.
+func wantRefusal(t *testing.T, err error, kind apierr.Kind, code string) *apierr.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s (%d)", code, kind.Status())
+	}
+	e := apierr.From(err)
+	if e.Kind != kind || e.Code != code {
+		t.Fatalf("got error %v (status %d, code %q), want status %d, code %q", err, e.Status(), e.Code, kind.Status(), code)
+	}
+	return e
+}
+
+func TestRequestLimits(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       *identity.Principal
+		hourly  int64
+		limit   int
+		message string
+	}{
+		{"rpm", &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 3}, 0, 3, "3 requests per minute"},
+		{"hourly", vkey("k"), 2, 2, "2 requests per hour"},
+		{"hourly tighter than rpm", &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 10}, 2, 2, "2 requests per hour"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := New(newMemKV(t), testPrices(t), Options{HourlyRequests: tt.hourly})
+			h := pipeline.Chain(answer(10, 10), l.Stage())
+			for i := range tt.limit {
+				x := chatExchange(tt.p, 10, 0)
+				if _, err := h(t.Context(), x); err != nil {
+					t.Fatalf("request %d: %v", i+1, err)
+				}
+				if got, want := x.Header.Get(HeaderRemainingRequests), itoa(tt.limit-i-1); got != want {
+					t.Errorf("request %d: %s = %q, want %q", i+1, HeaderRemainingRequests, got, want)
+				}
+				if got, want := x.Header.Get(HeaderLimitRequests), itoa(tt.limit); got != want {
+					t.Errorf("request %d: %s = %q, want %q", i+1, HeaderLimitRequests, got, want)
+				}
+				if got := x.Header.Get(HeaderResetRequests); got == "" || got == "0s" {
+					t.Errorf("request %d: %s = %q, want a duration", i+1, HeaderResetRequests, got)
+				}
+			}
+			x := chatExchange(tt.p, 10, 0)
+			_, err := h(t.Context(), x)
+			e := wantRefusal(t, err, apierr.RateLimited, "rate_limit_exceeded")
+			if e.Status() != http.StatusTooManyRequests {
+				t.Errorf("status = %d, want 429", e.Status())
+			}
+			if e.RetryAfter <= 0 {
+				t.Errorf("RetryAfter = %v, want > 0", e.RetryAfter)
+			}
+			if !strings.Contains(e.Message, tt.message) {
+				t.Errorf("message %q does not name the limit %q", e.Message, tt.message)
+			}
+			hdr := http.Header{}
+			e.SetHeaders(hdr)
+			want := map[string]string{HeaderLimitRequests: itoa(tt.limit), HeaderRemainingRequests: "0"}
+			for k, v := range want {
+				if got := hdr.Get(k); got != v {
+					t.Errorf("refusal header %s = %q, want %q", k, got, v)
+				}
+			}
+			if hdr.Get(HeaderResetRequests) == "" || hdr.Get("Retry-After") == "" {
+				t.Errorf("refusal headers %v: want %s and Retry-After", hdr, HeaderResetRequests)
+			}
+		})
+	}
+}
+
+func TestHourlyOnlyForVirtualKeys(t *testing.T) {
+	kv := &countingKV{KV: newMemKV(t)}
+	l := New(kv, testPrices(t), Options{HourlyRequests: 1})
+	h := pipeline.Chain(answer(1, 1), l.Stage())
+	user := &identity.Principal{Kind: identity.User, ID: "u"}
+	for range 3 {
+		if _, err := h(t.Context(), chatExchange(user, 1, 0)); err != nil {
+			t.Fatalf("user request: %v", err)
+		}
+	}
+	if n := kv.calls.Load(); n != 0 {
+		t.Errorf("hourly cap on an SSO user: %d store calls, want 0", n)
+	}
+}
+
+func TestTokenLimit(t *testing.T) {
+	kv := newMemKV(t)
+	l := New(kv, testPrices(t), Options{})
+	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 3000}
+	// Estimate 1000+1000 = 2000 tokens; the call uses 2500, so 500 more count.
+	x := chatExchange(p, 1000, 1000)
+	if _, err := pipeline.Chain(answer(1000, 1500), l.Stage())(t.Context(), x); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	if got := x.Header.Get(HeaderRemainingTokens); got != "1000" {
+		t.Errorf("%s after the first request = %q, want %q (the estimate counted)", HeaderRemainingTokens, got, "1000")
+	}
+	if got := x.Header.Get(HeaderLimitTokens); got != "3000" {
+		t.Errorf("%s = %q, want 3000", HeaderLimitTokens, got)
+	}
+	r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0)
+	if err != nil || r.Used != 2500 {
+		t.Fatalf("tpm window after a call using 2500 tokens: got %+v, %v, want 2500 used", r, err)
+	}
+	// 2500 + 600 > 3000: refused, and not counted.
+	_, err = pipeline.Chain(answer(1, 1), l.Stage())(t.Context(), chatExchange(p, 600, 0))
+	e := wantRefusal(t, err, apierr.RateLimited, "rate_limit_exceeded")
+	hdr := http.Header{}
+	e.SetHeaders(hdr)
+	if hdr.Get(HeaderLimitTokens) != "3000" || hdr.Get(HeaderRemainingTokens) != "500" || hdr.Get(HeaderResetTokens) == "" {
+		t.Errorf("refusal headers = %v, want tokens limit 3000, remaining 500 and a reset", hdr)
+	}
+	// 2500 + 500 fits exactly; an over-estimate is not given back.
+	if _, err := pipeline.Chain(answer(100, 0), l.Stage())(t.Context(), chatExchange(p, 500, 0)); err != nil {
+		t.Fatalf("request filling the window: %v", err)
+	}
+	if r, _ := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0); r.Used != 3000 {
+		t.Errorf("tpm window = %d, want 3000", r.Used)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	mt, mct := 100, 50
+	tests := []struct {
+		name string
+		x    *pipeline.Exchange
+		want estimated
+	}{
+		{"chat", chatExchange(nil, 10, 0), estimated{10, 0}},
+		{"chat max_tokens", chatExchange(nil, 10, 7), estimated{10, 7}},
+		{"chat max_completion_tokens wins", &pipeline.Exchange{Chat: &llm.ChatRequest{
+			MaxTokens: &mt, MaxCompletionTokens: &mct,
+			Messages: []llm.Message{{Role: "user", Content: llm.Content{IsParts: true, Present: true, Parts: []llm.Part{{Type: "text", Text: "12345678"}, {Type: "image_url"}}}}},
+		}}, estimated{2, 50}},
+		{"body", &pipeline.Exchange{Body: []byte(`{"input":"abcdefgh","max_tokens":9}`)}, estimated{9, 9}},
+		{"not json", &pipeline.Exchange{Body: []byte("--boundary\r\nContent-Disposition: form-data")}, estimated{0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := estimate(tt.x); got != tt.want {
+				t.Errorf("estimate = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// clock is an injectable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
+
+func TestSpendReserveAndSettle(t *testing.T) {
+	tests := []struct {
+		name          string
+		period        string
+		before, after time.Time // across the period boundary
+	}{
+		{"daily", "daily", time.Date(2026, 3, 10, 23, 59, 50, 0, time.UTC), time.Date(2026, 3, 11, 0, 0, 5, 0, time.UTC)},
+		{"monthly", "monthly", time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)},
+		{"weekly", "weekly", time.Date(2026, 3, 15, 23, 0, 0, 0, time.UTC), time.Date(2026, 3, 16, 0, 0, 0, 0, time.UTC)}, // Sunday → Monday
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := newMemKV(t)
+			clk := &clock{now: tt.before}
+			var events []BudgetEvent
+			l := New(kv, testPrices(t), Options{Now: clk.Now, OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+			// Cap: 5000 µ$. Each request: estimate 1000 prompt + 1000
+			// completion = 3000 µ$; actual 1000 + 2×250 = 1500 µ$.
+			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: tt.period, MaxBudgetUSD: 0.005}
+			spend := func() float64 {
+				t.Helper()
+				s, err := l.Spend(t.Context(), "k", tt.period, p.MaxBudgetUSD)
+				if err != nil {
+					t.Fatalf("Spend: %v", err)
+				}
+				return s
+			}
+			var inFlight float64
+			h := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+				inFlight = spend()
+				return answer(1000, 250)(ctx, x)
+			}, l.Stage())
+			call := func() error {
+				_, err := h(t.Context(), chatExchange(p, 1000, 1000))
+				return err
+			}
+			if err := call(); err != nil {
+				t.Fatalf("first request: %v", err)
+			}
+			if !near(inFlight, 0.003) || !near(spend(), 0.0015) {
+				t.Errorf("spend during/after the first request = %v/%v, want 0.003 (reserved) / 0.0015 (settled)", inFlight, spend())
+			}
+			if err := call(); err != nil {
+				t.Fatalf("second request: %v", err)
+			}
+			if !near(inFlight, 0.0045) || !near(spend(), 0.003) {
+				t.Errorf("spend during/after the second request = %v/%v, want 0.0045/0.003", inFlight, spend())
+			}
+			// 3000 + 3000 > 5000: refused with 402, nothing reserved.
+			e := wantRefusal(t, call(), apierr.BudgetExceeded, "budget_exceeded")
+			if e.Status() != http.StatusPaymentRequired || !strings.Contains(e.Message, tt.period) || !strings.Contains(e.Message, "$0.005") {
+				t.Errorf("refusal: status %d, message %q; want 402 naming the %s period and the cap $0.005", e.Status(), e.Message, tt.period)
+			}
+			if !near(spend(), 0.003) {
+				t.Errorf("spend after a refusal = %v, want 0.003", spend())
+			}
+			if len(events) != 0 {
+				t.Errorf("budget events before the cap was reached: %+v", events)
+			}
+			// The period turns: a fresh counter.
+			clk.Set(tt.after)
+			if s := spend(); s != 0 {
+				t.Errorf("spend in the new period = %v, want 0", s)
+			}
+			if err := call(); err != nil {
+				t.Fatalf("request in the new period: %v", err)
+			}
+			if !near(spend(), 0.0015) {
+				t.Errorf("spend in the new period after one request = %v, want 0.0015", spend())
+			}
+			// A request reserved in one period settles in that period's
+			// counter even when it ends in the next.
+			p2 := *p
+			p2.ID = "k2"
+			clk.Set(tt.before)
+			_, err := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+				clk.Set(tt.after)
+				return answer(1000, 250)(ctx, x)
+			}, l.Stage())(t.Context(), chatExchange(&p2, 1000, 1000))
+			if err != nil {
+				t.Fatalf("request across the boundary: %v", err)
+			}
+			if s, err := l.Spend(t.Context(), "k2", tt.period, 1); err != nil || s != 0 {
+				t.Errorf("new period's spend after a request reserved in the old one = %v, %v, want 0", s, err)
+			}
+			clk.Set(tt.before)
+			if s, err := l.Spend(t.Context(), "k2", tt.period, 1); err != nil || !near(s, 0.0015) {
+				t.Errorf("old period's spend after a request reserved in it = %v, %v, want 0.0015", s, err)
+			}
+		})
+	}
+}
+
+func TestSpendErrorsAndEvents(t *testing.T) {
+	kv := newMemKV(t)
+	var events []BudgetEvent
+	l := New(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
+	spend := func() float64 {
+		s, err := l.Spend(t.Context(), "k", "daily", p.MaxBudgetUSD)
+		if err != nil {
+			t.Fatalf("Spend: %v", err)
+		}
+		return s
+	}
+	// A call failing before any answer gives its reservation back.
+	boom := apierr.New(apierr.UpstreamError, "upstream_error", "boom")
+	_, err := pipeline.Chain(func(context.Context, *pipeline.Exchange) (*pipeline.Response, error) { return nil, boom }, l.Stage())(t.Context(), chatExchange(p, 1000, 1000))
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing call: got %v, want the handler's error", err)
+	}
+	if s := spend(); s != 0 {
+		t.Errorf("spend after a failed call = %v, want 0", s)
+	}
+	// Actual cost above the estimate (max_tokens 1, 1000 answered): settled
+	// in full, and the cap's crossing raises one event: 3000, then
+	// 3000+1002 reserved and settled to 6000.
+	for i := range 2 {
+		_, err := pipeline.Chain(answer(1000, 1000), l.Stage())(t.Context(), chatExchange(p, 1000, 1))
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	if !near(spend(), 0.006) {
+		t.Errorf("spend = %v, want 0.006 (settled above the estimate)", spend())
+	}
+	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006}}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("budget events (-want +got):\n%s", diff)
+	}
+	// Over the cap, even a request estimated at 0 (an unpriced model) is refused.
+	x := chatExchange(p, 10, 0)
+	x.Provider = "unpriced"
+	_, err = pipeline.Chain(answer(1, 1), l.Stage())(t.Context(), x)
+	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
+	if len(events) != 1 {
+		t.Errorf("budget events after more requests = %d, want still 1", len(events))
+	}
+	if _, err := l.Spend(t.Context(), "k", "daily", 0); !errors.Is(err, ErrNotMetered) {
+		t.Errorf("Spend without a cap: got %v, want ErrNotMetered", err)
+	}
+}
+
+// sliceStream is an llm.Stream of fixed events.
+type sliceStream struct {
+	evs []sse.Event
+	i   int
+}
+
+func (s *sliceStream) Next() (sse.Event, error) {
+	if s.i >= len(s.evs) {
+		return sse.Event{}, io.EOF
+	}
+	s.i++
+	return s.evs[s.i-1], nil
+}
+
+func (s *sliceStream) Close() error { return nil }
+
+// streamAnswer answers with a stream that sets usage and cost at its end,
+// as the proxy's provider call does.
+func streamAnswer(prompt, completion int64) pipeline.Handler {
+	return func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		s := pipeline.Observe(&sliceStream{evs: []sse.Event{{Data: []byte("1")}, {Data: []byte("2")}}}, nil, func(error) {
+			x.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: completion}
+			x.Cost = float64(prompt+2*completion) / 1e6
+		})
+		return &pipeline.Response{Status: http.StatusOK, Stream: s}, nil
+	}
+}
+
+func TestStreamsSettleAtTheEnd(t *testing.T) {
+	for _, drain := range []bool{true, false} {
+		name := map[bool]string{true: "drained", false: "abandoned"}[drain]
+		t.Run(name, func(t *testing.T) {
+			kv := newMemKV(t)
+			l := New(kv, testPrices(t), Options{})
+			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 1}
+			resp, err := pipeline.Chain(streamAnswer(1000, 1500), l.Stage())(t.Context(), chatExchange(p, 1000, 1000))
+			if err != nil {
+				t.Fatalf("stage: %v", err)
+			}
+			spend := func() float64 {
+				s, err := l.Spend(t.Context(), "k", "", 1)
+				if err != nil {
+					t.Fatalf("Spend: %v", err)
+				}
+				return s
+			}
+			if !near(spend(), 0.003) {
+				t.Errorf("spend while the stream is open = %v, want 0.003 (the reservation)", spend())
+			}
+			if drain {
+				for {
+					if _, err := resp.Stream.Next(); err != nil {
+						break
+					}
+				}
+			} else if _, err := resp.Stream.Next(); err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			_ = resp.Stream.Close()
+			if !near(spend(), 0.004) {
+				t.Errorf("spend after the stream ended = %v, want 0.004 (settled)", spend())
+			}
+			r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 100000, 0)
+			if err != nil || r.Used != 2500 {
+				t.Errorf("tpm window after the stream = %+v, %v, want 2500 used", r, err)
+			}
+		})
+	}
+}
+
+// countingKV counts the calls made to a store.KV.
+type countingKV struct {
+	store.KV
+	calls atomic.Int64
+}
+
+func (c *countingKV) Get(ctx context.Context, key string) ([]byte, error) {
+	c.calls.Add(1)
+	return c.KV.Get(ctx, key)
+}
+
+func (c *countingKV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error) {
+	c.calls.Add(1)
+	return c.KV.IncrBy(ctx, key, delta, ttl)
+}
+
+func (c *countingKV) Window(ctx context.Context, key string, window time.Duration, limit, cost int64) (store.WindowResult, error) {
+	c.calls.Add(1)
+	return c.KV.Window(ctx, key, window, limit, cost)
+}
+
+func (c *countingKV) Reserve(ctx context.Context, key string, amount, cap int64, ttl time.Duration) (bool, int64, error) {
+	c.calls.Add(1)
+	return c.KV.Reserve(ctx, key, amount, cap, ttl)
+}
+
+func TestNoLimitsNoStoreCall(t *testing.T) {
+	kv := &countingKV{KV: newMemKV(t)}
+	l := New(kv, testPrices(t), Options{})
+	h := pipeline.Chain(answer(1, 1), l.Stage())
+	for _, p := range []*identity.Principal{nil, vkey("k"), {Kind: identity.Admin, ID: "admin"}} {
+		x := chatExchange(p, 10, 10)
+		if _, err := h(t.Context(), x); err != nil {
+			t.Fatalf("request: %v", err)
+		}
+		if len(x.Header) != 0 {
+			t.Errorf("headers without limits: %v, want none", x.Header)
+		}
+	}
+	if n := kv.calls.Load(); n != 0 {
+		t.Errorf("store calls for principals without limits: %d, want 0", n)
+	}
+	// With a limit, the store is used.
+	if _, err := h(t.Context(), chatExchange(&identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 5}, 1, 0)); err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	if kv.calls.Load() == 0 {
+		t.Errorf("no store call for a principal with an rpm limit")
+	}
+}
+
+func TestStoreDown(t *testing.T) {
+	kv := memkv.New()
+	_ = kv.Close() // every call now fails
+	l := New(kv, testPrices(t), Options{HourlyRequests: 10, Log: slog.New(slog.DiscardHandler)})
+	h := pipeline.Chain(answer(1, 1), l.Stage())
+	// Rate limits fail open.
+	rate := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 1, TPMLimit: 1}
+	for range 3 {
+		if _, err := h(t.Context(), chatExchange(rate, 10, 0)); err != nil {
+			t.Fatalf("rate-limited request with the store down: got %v, want it to pass (fail open)", err)
+		}
+	}
+	// Spend caps fail closed.
+	capped := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 10}
+	_, err := h(t.Context(), chatExchange(capped, 10, 0))
+	e := wantRefusal(t, err, apierr.Unavailable, "limits_store_unavailable")
+	if e.Status() != http.StatusServiceUnavailable || e.Message != "limits store unavailable" {
+		t.Errorf("got status %d, message %q, want 503 %q", e.Status(), e.Message, "limits store unavailable")
+	}
+}
+
+// TestConcurrentRedis drives 64 goroutines through the stage on Redis: no
+// window admits more than its limit, and the spend cap is never overshot by
+// more than one request's estimate.
+func TestConcurrentRedis(t *testing.T) {
+	const workers, each = 64, 8
+	t.Run("rpm", func(t *testing.T) {
+		l := New(storetest.RedisKV(t), testPrices(t), Options{})
+		p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 100}
+		h := pipeline.Chain(answer(1, 1), l.Stage())
+		var admitted, refused atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					_, err := h(context.Background(), chatExchange(p, 1, 0))
+					switch {
+					case err == nil:
+						admitted.Add(1)
+					case apierr.KindOf(err) == apierr.RateLimited:
+						refused.Add(1)
+					default:
+						t.Errorf("request: %v", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if admitted.Load() != 100 || refused.Load() != workers*each-100 {
+			t.Errorf("admitted %d, refused %d of %d requests with rpm 100: want exactly 100 admitted", admitted.Load(), refused.Load(), workers*each)
+		}
+	})
+	t.Run("spend", func(t *testing.T) {
+		l := New(storetest.RedisKV(t), testPrices(t), Options{})
+		// Estimate 3000 µ$ per request; actual cost 1000–3000 µ$.
+		const capUSD, estimate = 0.2, 3000
+		p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: capUSD}
+		var (
+			wg       sync.WaitGroup
+			admitted atomic.Int64
+			spent    atomic.Int64 // µ$, the sum of the admitted requests' actual costs
+			n        atomic.Int64
+		)
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					completion := 250 * (n.Add(1) % 5) // 0..1000
+					h := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+						time.Sleep(time.Millisecond) // keep requests in flight together
+						return answer(1000, completion)(ctx, x)
+					}, l.Stage())
+					_, err := h(context.Background(), chatExchange(p, 1000, 1000))
+					switch {
+					case err == nil:
+						admitted.Add(1)
+						spent.Add(1000 + 2*completion)
+					case apierr.KindOf(err) == apierr.BudgetExceeded:
+					default:
+						t.Errorf("request: %v", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got, err := l.Spend(context.Background(), "k", "", capUSD)
+		if err != nil {
+			t.Fatalf("Spend: %v", err)
+		}
+		if want := usd(spent.Load()); !near(got, want) {
+			t.Errorf("Spend after %d admitted requests = %v, want %v (the sum of their costs)", admitted.Load(), got, want)
+		}
+		if got > capUSD+usd(estimate) {
+			t.Errorf("Spend = %v, over the cap %v by more than one estimate (%v)", got, capUSD, usd(estimate))
+		}
+		if admitted.Load() >= workers*each {
+			t.Errorf("every request was admitted: the cap never bit (admitted %d)", admitted.Load())
+		}
+	})
+}
+
+func near(a, b float64) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestRawSettlesAtTheEnd(t *testing.T) {
+	l := New(newMemKV(t), testPrices(t), Options{})
+	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 1}
+	x := &pipeline.Exchange{Endpoint: pipeline.Speech, Principal: p, Provider: "test", UpstreamModel: "model",
+		Body: []byte(`{"input":"` + strings.Repeat("abcd", 999) + `","x":1}`)} // 4014 bytes: 1004 tokens
+	resp, err := pipeline.Chain(func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		raw := pipeline.ObserveReader(io.NopCloser(strings.NewReader("audio")), func(error) { x.Cost = 0.0001 })
+		return &pipeline.Response{Status: http.StatusOK, Raw: raw}, nil
+	}, l.Stage())(t.Context(), x)
+	if err != nil {
+		t.Fatalf("stage: %v", err)
+	}
+	// The reservation: 1004 prompt tokens at $1/M and, with no max_tokens,
+	// DefaultCompletionReserve completion tokens at $2/M.
+	if s, _ := l.Spend(t.Context(), "k", "", 1); !near(s, 0.001004+DefaultCompletionReserve*2e-6) {
+		t.Errorf("spend while the body is open = %v, want %v (the reservation)", s, 0.001004+DefaultCompletionReserve*2e-6)
+	}
+	if _, err := io.ReadAll(resp.Raw); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if s, _ := l.Spend(t.Context(), "k", "", 1); !near(s, 0.0001) {
+		t.Errorf("spend after the body ended = %v, want 0.0001 (settled)", s)
+	}
+}
