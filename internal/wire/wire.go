@@ -162,7 +162,12 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		})
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend,
-			Limits: limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log}),
+			Limits: limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log,
+				// The alerts work will send these as webhooks; until then they are logged.
+				OnBudget: func(ev limit.BudgetEvent) {
+					log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
+						"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
+				}}),
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
