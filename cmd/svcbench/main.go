@@ -179,6 +179,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "translate" {
 		return runTranslate(stdout)
 	}
+	if len(args) > 0 && args[0] == "stages" {
+		return runStages(stdout)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
