@@ -137,6 +137,9 @@ func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) 
 			return r.planChain(cfg, ch, now)
 		}
 	}
+	if ch := r.intelligentChain(cfg, model, d); ch != nil {
+		return r.planChain(cfg, ch, now)
+	}
 	if r.src.Budgets != nil && r.src.Budgets.OverDailyBudget(d.Provider.Name, now) {
 		return Plan{}, apierr.Newf(apierr.Unavailable, "provider_over_budget",
 			"provider %q has reached its daily budget and no fallback chain starts at %s/%s", d.Provider.Name, d.Provider.Name, d.Model)

@@ -1,0 +1,36 @@
+package route
+
+import "strings"
+
+// intelligentChain is the chain the intelligent router plans with when a
+// model names no provider, no family and no alias: the default provider and
+// every provider whose <PROVIDER>_ENABLED is true, ordered by the configured
+// strategy and health like any chain, each tried in turn on failure. Nil when
+// fewer than two providers qualify (the default alone needs no plan).
+func (r *Resolver) intelligentChain(cfg *Config, model string, d Decision) *Chain {
+	if _, aliased := cfg.ModelMap[model]; aliased || r.inferred(model) {
+		return nil
+	}
+	targets := []Target{{Provider: d.Provider.Name, Model: model}}
+	for _, name := range r.reg.Names() {
+		if p, _ := r.reg.Lookup(name); p.Enabled && p != d.Provider {
+			targets = append(targets, Target{Provider: p.Name, Model: model})
+		}
+	}
+	if len(targets) < 2 {
+		return nil
+	}
+	return &Chain{Name: "intelligent", Targets: targets, MaxRetries: len(targets) - 1}
+}
+
+// inferred reports whether model names its provider: a <provider>/ prefix
+// or a model family.
+func (r *Resolver) inferred(model string) bool {
+	if name, rest, ok := strings.Cut(model, "/"); ok && rest != "" {
+		if _, ok := r.reg.Lookup(strings.ToLower(name)); ok {
+			return true
+		}
+	}
+	_, ok := r.reg.ByFamily(model)
+	return ok
+}
