@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/providertest"
@@ -69,4 +70,45 @@ func TestFallbackChainAndForcedProvider(t *testing.T) {
 	if got, err := ask("gpt-4o-mini"); err != nil || got != "from primary" {
 		t.Errorf("after clearing: %q %v, want the primary", got, err)
 	}
+}
+
+// A provider at its daily budget is skipped and the chain takes over.
+func TestProviderDailyBudget(t *testing.T) {
+	primary := providertest.NewOpenAI(t, providertest.WithReply("from primary"))
+	backup := providertest.NewOpenAI(t, providertest.WithReply("from backup"))
+	g := start(t, primary, config.Map{"BACKUP_API_BASE": backup.URL(), "BACKUP_API_KEY": "sk-backup"})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	chain := map[string]any{"name": "main", "targets": []map[string]any{
+		{"provider": "openai", "model": "gpt-4o-mini"}, {"provider": "backup", "model": "gpt-4o-mini"}}}
+	if code := g.admin("POST", "/api/routing/fallback-chains", chain, nil); code != 201 {
+		t.Fatalf("chain: %d", code)
+	}
+	// A budget below one request's cost: the first request spends it.
+	if code := g.admin("POST", "/api/routing/budgets", map[string]any{"provider": "openai", "daily_budget_usd": 0.000001}, nil); code != 200 && code != 201 {
+		t.Fatalf("budget: %d", code)
+	}
+	ask := func() string {
+		res, err := c.Chat.Completions.New(context.Background(), chatParams("main", "hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Choices[0].Message.Content
+	}
+	if got := ask(); got != "from primary" {
+		t.Fatalf("first request: %q, want the primary (under budget)", got)
+	}
+	// The spend reaches every process's view within a second or two.
+	if !eventuallyFor(3*time.Second, func() bool { return ask() == "from backup" }) {
+		t.Error("the provider over its daily budget is still used")
+	}
+}
+
+func eventuallyFor(d time.Duration, f func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if f() {
+			return true
+		}
+	}
+	return false
 }
