@@ -69,6 +69,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -126,7 +127,12 @@ type Limiter struct {
 	onBudget func(BudgetEvent)
 	log      *slog.Logger
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
+	// settling counts settlements running off the response path.
+	settling sync.WaitGroup
 }
+
+// Settled waits until every settlement this limiter started has applied.
+func (l *Limiter) Settled() { l.settling.Wait() }
 
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).
@@ -176,6 +182,7 @@ func (l *Limiter) Spend(ctx context.Context, keyID, period string, maxBudget flo
 	if maxBudget <= 0 {
 		return 0, ErrNotMetered
 	}
+	l.Settled() // this process's finished requests are counted at their cost
 	period = Period(period)
 	key := spendKey(identity.VirtualKey, keyID, period, auth.PeriodStart(period, l.now()))
 	b, err := l.kv.Get(ctx, key)

@@ -176,6 +176,7 @@ func TestTokenLimit(t *testing.T) {
 	if got := x.Header.Get(HeaderLimitTokens); got != "3000" {
 		t.Errorf("%s = %q, want 3000", HeaderLimitTokens, got)
 	}
+	l.Settled()
 	r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0)
 	if err != nil || r.Used != 2500 {
 		t.Fatalf("tpm window after a call using 2500 tokens: got %+v, %v, want 2500 used", r, err)
@@ -192,6 +193,7 @@ func TestTokenLimit(t *testing.T) {
 	if _, err := pipeline.Chain(answer(100, 0), l.Stage())(t.Context(), chatExchange(p, 500, 0)); err != nil {
 		t.Fatalf("request filling the window: %v", err)
 	}
+	l.Settled()
 	if r, _ := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0); r.Used != 3000 {
 		t.Errorf("tpm window = %d, want 3000", r.Used)
 	}
@@ -436,6 +438,7 @@ func TestStreamsSettleAtTheEnd(t *testing.T) {
 			if !near(spend(), 0.004) {
 				t.Errorf("spend after the stream ended = %v, want 0.004 (settled)", spend())
 			}
+			l.Settled()
 			r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 100000, 0)
 			if err != nil || r.Used != 2500 {
 				t.Errorf("tpm window after the stream = %+v, %v, want 2500 used", r, err)

@@ -143,16 +143,25 @@ func (l *Limiter) serve(ctx context.Context, x *pipeline.Exchange, p *identity.P
 			l.settle(ctx, p, res, micros(x.Cost)-res.amount)
 		}
 	}
+	// Settlements run off the response path: they only correct a counter
+	// the reservation already bounded (Settled waits for them).
+	settleAsync := func() {
+		l.settling.Add(1)
+		go func() {
+			defer l.settling.Done()
+			settle(ctx)
+		}()
+	}
 	resp, err := next(ctx, x)
 	switch {
 	case err != nil || resp == nil:
-		settle(ctx)
+		settleAsync()
 	case resp.Stream != nil:
-		resp.Stream = pipeline.Observe(resp.Stream, nil, func(error) { settle(ctx) })
+		resp.Stream = pipeline.Observe(resp.Stream, nil, func(error) { settleAsync() })
 	case resp.Raw != nil:
-		resp.Raw = pipeline.ObserveReader(resp.Raw, func(error) { settle(ctx) })
+		resp.Raw = pipeline.ObserveReader(resp.Raw, func(error) { settleAsync() })
 	default:
-		settle(ctx)
+		settleAsync()
 	}
 	return resp, err
 }

@@ -151,23 +151,26 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run},
 		app.Func{N: "health", F: tracker.Run}, app.Func{N: "routing-config", F: live.Run}, app.Func{N: "provider-spend", F: spend.Run})
 	var lastFailure func() *route.Failure
+	prices, err := Prices(cfg.PricesFile)
+	if err != nil {
+		return nil, err
+	}
+	limiter := limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log,
+		// The alerts work will send these as webhooks; until then they are logged.
+		OnBudget: func(ev limit.BudgetEvent) {
+			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
+				"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
+		}})
+	// Settlements still running finish before the stores close.
+	p.closers = append([]func(){limiter.Settled}, p.closers...)
 
 	if cfg.Has(config.Proxy) {
-		prices, err := Prices(cfg.PricesFile)
-		if err != nil {
-			return nil, err
-		}
 		resolver := route.NewResolver(reg).WithSources(route.Sources{
 			Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
 		})
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend,
-			Limits: limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log,
-				// The alerts work will send these as webhooks; until then they are logged.
-				OnBudget: func(ev limit.BudgetEvent) {
-					log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
-						"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
-				}}),
+			Limits: limiter,
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
@@ -183,7 +186,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		lastFailure = px.LastFailure
 	}
 	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limit.New(kv, nil, limit.Options{Log: log}), LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limiter, LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
 		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
