@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/providertest"
@@ -111,4 +114,31 @@ func eventuallyFor(d time.Duration, f func() bool) bool {
 		}
 	}
 	return false
+}
+
+// A connection failure before the first byte moves on to the next target.
+func TestFallbackOnUnreachableProvider(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	backup := providertest.NewOpenAI(t, providertest.WithReply("from backup"))
+	g := start(t, nil, config.Map{"OPENAI_API_BASE": dead, "BACKUP_API_BASE": backup.URL(), "BACKUP_API_KEY": "sk-backup"})
+	key, _ := g.newKey(nil)
+	chain := map[string]any{"name": "main", "targets": []map[string]any{
+		{"provider": "openai", "model": "gpt-4o-mini"}, {"provider": "backup", "model": "gpt-4o-mini"}}}
+	if code := g.admin("POST", "/api/routing/fallback-chains", chain, nil); code != 201 {
+		t.Fatalf("chain: %d", code)
+	}
+	c := g.client(key)
+	s := c.Chat.Completions.NewStreaming(context.Background(), chatParams("main", "hi"))
+	acc := openai.ChatCompletionAccumulator{}
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	if err := s.Err(); err != nil || acc.Choices[0].Message.Content != "from backup" {
+		t.Fatalf("stream with the primary unreachable: %+v %v, want the backup", acc.Choices, err)
+	}
 }
