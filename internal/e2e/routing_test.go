@@ -61,6 +61,23 @@ func TestFallbackChainAndForcedProvider(t *testing.T) {
 		t.Errorf("status last_failure = %v", status["last_failure"])
 	}
 
+	// Chains and aliases are listed as models.
+	g.admin("POST", "/api/routing/model-mapping", map[string]any{"alias": "fast", "provider": "backup", "model": "gpt-4o-mini"}, nil)
+	page, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range page.Data {
+		ids[m.ID] = true
+	}
+	if !ids["main"] || !ids["fast"] {
+		t.Errorf("models lack the chain or the alias: %v", ids)
+	}
+	if got, err := ask("fast"); err != nil || got != "from backup" {
+		t.Errorf("alias: %q %v, want the backup", got, err)
+	}
+
 	// Forcing the backup sends everything there.
 	primary.Set(providertest.WithStatus(0))
 	if code := g.admin("POST", "/api/routing/force-provider", map[string]any{"provider": "backup", "duration_seconds": 60}, nil); code != 200 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,8 @@ type modelCache struct {
 	prices  *pricing.Table
 	log     *slog.Logger
 	fetched atomic.Pointer[map[string][]string] // provider → model ids
+	// routing gives the configured aliases and chains, listed as models too.
+	routing func() *route.Config
 }
 
 func newModelCache(reg *provider.Registry, res *route.Resolver, vault KeySource, client *upstream.Client, prices *pricing.Table, log *slog.Logger) *modelCache {
@@ -79,6 +82,22 @@ func (c *modelCache) build(ctx context.Context) []byte {
 			}
 			seen[pub] = true
 			data = append(data, modelObject{ID: pub, Object: "model", OwnedBy: name})
+		}
+	}
+	if c.routing != nil {
+		cfg := c.routing()
+		for alias, target := range cfg.ModelMap {
+			if !seen[alias] {
+				seen[alias] = true
+				owner, _, _ := strings.Cut(target, "/")
+				data = append(data, modelObject{ID: alias, Object: "model", OwnedBy: owner})
+			}
+		}
+		for _, ch := range cfg.Chains {
+			if !seen[ch.Name] {
+				seen[ch.Name] = true
+				data = append(data, modelObject{ID: ch.Name, Object: "model", OwnedBy: "svc"})
+			}
 		}
 	}
 	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })

@@ -48,6 +48,9 @@ type Deps struct {
 	Health *health.Tracker
 	// Spend tracks each provider's daily spend for provider budgets (may be nil).
 	Spend *route.Spend
+	// Routing is the live routing configuration (may be nil): its aliases and
+	// chains are listed by GET /v1/models.
+	Routing func() *route.Config
 	// Limits enforces the keys' rate limits and spend caps (may be nil).
 	Limits  *limit.Limiter
 	Metrics *metrics.Metrics
@@ -73,6 +76,7 @@ func New(d Deps) *Proxy {
 	}
 	p := &Proxy{d: d}
 	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)
+	p.models.routing = d.Routing
 	p.chat = pipeline.Chain(p.callChat,
 		p.record,
 		d.Keys.Stage(false),

@@ -169,7 +169,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 			Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
 		})
 		px := proxy.New(proxy.Deps{
-			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend,
+			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 			Limits: limiter,
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
