@@ -126,3 +126,39 @@ func TestEmbeddingsTranslated(t *testing.T) {
 		t.Errorf("token input to cohere: %d %s", r.StatusCode, b)
 	}
 }
+
+func TestBedrockEmbeddings(t *testing.T) {
+	fake := providertest.NewBedrock(t)
+	g := start(t, nil, config.Map{
+		"BEDROCK_API_BASE": fake.URL(), "BEDROCK_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	titan, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+		Model: "bedrock/amazon.titan-embed-text-v2:0", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hello bedrock")},
+		Dimensions: openai.Int(256),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(titan.Data) != 1 || len(titan.Data[0].Embedding) != 256 || float32(titan.Data[0].Embedding[0]) != providertest.Embedding("hello bedrock", 256)[0] || titan.Usage.PromptTokens == 0 {
+		t.Errorf("titan: %d vectors of %d, usage %+v", len(titan.Data), len(titan.Data[0].Embedding), titan.Usage)
+	}
+	if auth := fake.LastRequest().Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256") {
+		t.Errorf("invoke not signed: %q", auth)
+	}
+	co, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+		Model: "bedrock/cohere.embed-english-v3", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", "b", "c"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(co.Data) != 3 || co.Data[2].Index != 2 {
+		t.Errorf("cohere on bedrock: %d vectors", len(co.Data))
+	}
+	r, b := g.post("/v1/embeddings", key, []byte(`{"model":"bedrock/amazon.titan-embed-text-v2:0","input":["a","b"]}`), nil)
+	if r.StatusCode != 400 || !strings.Contains(string(b), "one text") {
+		t.Errorf("titan with two texts: %d %s, want 400", r.StatusCode, b)
+	}
+}

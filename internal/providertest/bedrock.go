@@ -99,6 +99,7 @@ func NewBedrock(t testing.TB, opts ...BedrOption) *Bedrock {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /model/{model}/converse", func(w http.ResponseWriter, r *http.Request) { s.converse(w, r, false) })
 	mux.HandleFunc("POST /model/{model}/converse-stream", func(w http.ResponseWriter, r *http.Request) { s.converse(w, r, true) })
+	mux.HandleFunc("POST /model/{model}/invoke", s.bedrInvoke)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.count.Add(1)
 		bedrWriteError(w, http.StatusNotFound, "UnknownOperationException", "Unknown operation "+r.Method+" "+r.URL.Path)
