@@ -58,7 +58,7 @@ func TestNativeMessagesWithAnthropicSDK(t *testing.T) {
 	if cost, _ := strconv.ParseFloat(httpResp.Header.Get("x-svc-cost-usd"), 64); cost <= 0 || httpResp.Header.Get("x-svc-provider") != "anthropic" {
 		t.Errorf("headers %v", httpResp.Header)
 	}
-	up := fake.LastRequest()
+	up := lastPost(t, fake.Requests())
 	var body map[string]any
 	json.Unmarshal(up.Body, &body)
 	if up.Header.Get("x-api-key") != anthKey || strings.Contains(string(up.Body), key) || body["model"] != "claude-sonnet-4-5" {
@@ -149,7 +149,7 @@ func TestAnthropicThroughOpenAISDK(t *testing.T) {
 		t.Errorf("chat = %+v", res)
 	}
 	var up map[string]any
-	json.Unmarshal(fake.LastRequest().Body, &up)
+	json.Unmarshal(lastPost(t, fake.Requests()).Body, &up)
 	if up["system"] != "be brief" || up["max_tokens"] == nil {
 		t.Errorf("upstream Messages body = %v, want the system prompt lifted and max_tokens set", up)
 	}

@@ -201,3 +201,16 @@ func (s *syncWriter) String() string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// lastPost is the last POST a fake received: the background model refresh
+// sends GETs to the same fakes at any moment.
+func lastPost(t testing.TB, reqs []providertest.Recorded) providertest.Recorded {
+	t.Helper()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Method == "POST" {
+			return reqs[i]
+		}
+	}
+	t.Fatal("the provider received no POST")
+	return providertest.Recorded{}
+}

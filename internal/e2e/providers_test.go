@@ -41,7 +41,7 @@ func TestGeminiThroughOpenAISDK(t *testing.T) {
 	if res.Choices[0].Message.Content != "hola desde gemini" || res.Usage.TotalTokens == 0 || resp.Header.Get("x-svc-provider") != "gemini" {
 		t.Errorf("chat = %q usage %+v provider %q", res.Choices[0].Message.Content, res.Usage, resp.Header.Get("x-svc-provider"))
 	}
-	up := fake.LastRequest()
+	up := lastPost(t, fake.Requests())
 	if up.Header.Get("x-goog-api-key") != "AIza-test-key-123" || !strings.Contains(up.Path, "gemini-2.5-flash:generateContent") {
 		t.Errorf("upstream %s key %q", up.Path, up.Header.Get("x-goog-api-key"))
 	}
@@ -75,7 +75,7 @@ func TestBedrockThroughOpenAISDKWithSigV4(t *testing.T) {
 	if res.Choices[0].Message.Content != "hello from bedrock" || res.Usage.TotalTokens == 0 || res.Model != "anthropic.claude-3-5-sonnet-20241022-v2:0" {
 		t.Errorf("chat = %q model %q usage %+v", res.Choices[0].Message.Content, res.Model, res.Usage)
 	}
-	up := fake.LastRequest()
+	up := lastPost(t, fake.Requests())
 	if auth := up.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(auth, "/us-east-1/bedrock/aws4_request") {
 		t.Errorf("upstream Authorization %q, want a SigV4 signature", auth)
 	}
@@ -145,7 +145,7 @@ func TestBedrockEmbeddings(t *testing.T) {
 	if len(titan.Data) != 1 || len(titan.Data[0].Embedding) != 256 || float32(titan.Data[0].Embedding[0]) != providertest.Embedding("hello bedrock", 256)[0] || titan.Usage.PromptTokens == 0 {
 		t.Errorf("titan: %d vectors of %d, usage %+v", len(titan.Data), len(titan.Data[0].Embedding), titan.Usage)
 	}
-	if auth := fake.LastRequest().Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256") {
+	if auth := lastPost(t, fake.Requests()).Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256") {
 		t.Errorf("invoke not signed: %q", auth)
 	}
 	co, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{

@@ -61,7 +61,7 @@ func TestVertexWithServiceAccount(t *testing.T) {
 	if n := grants.Load(); n != 1 {
 		t.Errorf("token grants = %d, want 1 (cached)", n)
 	}
-	up := fake.LastRequest()
+	up := lastPost(t, fake.Requests())
 	if up.Path != "/v1/projects/acme/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent" ||
 		up.Header.Get("Authorization") != "Bearer ya29.e2e-token" {
 		t.Errorf("upstream %s with %q", up.Path, up.Header.Get("Authorization"))
