@@ -158,3 +158,27 @@ func (e *Error) SetHeaders(h http.Header) {
 		h.Set("Retry-After", strconv.FormatInt(secs, 10))
 	}
 }
+
+var names = [...]string{
+	Internal:        "Internal",
+	InvalidRequest:  "InvalidRequest",
+	Unauthenticated: "Unauthenticated",
+	BudgetExceeded:  "BudgetExceeded",
+	Forbidden:       "Forbidden",
+	NotFound:        "NotFound",
+	Conflict:        "Conflict",
+	TooLarge:        "TooLarge",
+	RateLimited:     "RateLimited",
+	ClientClosed:    "ClientClosed",
+	UpstreamError:   "UpstreamError",
+	Unavailable:     "Unavailable",
+	UpstreamTimeout: "UpstreamTimeout",
+}
+
+// String is the kind's name, as the constants spell it.
+func (k Kind) String() string {
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,5 +70,19 @@ func TestJSONExtra(t *testing.T) {
 	}
 	if b["error"]["rule_id"] != "r1" || b["error"]["message"] != "blocked" {
 		t.Errorf("got %v", b)
+	}
+}
+
+func TestKindString(t *testing.T) {
+	if got := UpstreamTimeout.String(); got != "UpstreamTimeout" {
+		t.Errorf("UpstreamTimeout.String() = %q", got)
+	}
+	if got := Kind(200).String(); got != "Kind(200)" {
+		t.Errorf("Kind(200).String() = %q", got)
+	}
+	for k := Internal; k <= UpstreamTimeout; k++ {
+		if k.String() == "" || strings.HasPrefix(k.String(), "Kind(") {
+			t.Errorf("kind %d has no name", k)
+		}
 	}
 }

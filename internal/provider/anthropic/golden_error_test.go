@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,64 +12,6 @@ import (
 
 // This file holds the error half of TestGolden: want_error.json and the
 // checks that no credential reaches the caller.
-
-// errorOut is want_error.json, and the error ending a stream or a decode.
-type errorOut struct {
-	Kind    string `json:"kind"`
-	Status  int    `json:"status"`
-	Type    string `json:"type"`
-	Code    string `json:"code,omitempty"`
-	Param   string `json:"param,omitempty"`
-	Message string `json:"message"`
-	// RetryAfter is the error's RetryAfter, a time.Duration.
-	RetryAfter string `json:"retry_after,omitempty"`
-	// Header is what the caller's response carries (apierr SetHeaders).
-	Header map[string]string `json:"header,omitempty"`
-	// Cause is the wrapped error: logged, never sent to the caller.
-	Cause string `json:"cause,omitempty"`
-}
-
-var kindNames = map[apierr.Kind]string{
-	apierr.Internal:        "Internal",
-	apierr.InvalidRequest:  "InvalidRequest",
-	apierr.Unauthenticated: "Unauthenticated",
-	apierr.BudgetExceeded:  "BudgetExceeded",
-	apierr.Forbidden:       "Forbidden",
-	apierr.NotFound:        "NotFound",
-	apierr.Conflict:        "Conflict",
-	apierr.TooLarge:        "TooLarge",
-	apierr.RateLimited:     "RateLimited",
-	apierr.ClientClosed:    "ClientClosed",
-	apierr.UpstreamError:   "UpstreamError",
-	apierr.Unavailable:     "Unavailable",
-	apierr.UpstreamTimeout: "UpstreamTimeout",
-}
-
-func errorOf(err error) *errorOut {
-	if err == nil {
-		return nil
-	}
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return &errorOut{Kind: "not an *apierr.Error", Message: err.Error()}
-	}
-	o := &errorOut{
-		Kind: kindNames[e.Kind], Status: e.Status(), Type: e.Kind.Type(),
-		Code: e.Code, Param: e.Param, Message: e.Message,
-	}
-	if e.RetryAfter != 0 {
-		o.RetryAfter = e.RetryAfter.String()
-	}
-	h := http.Header{}
-	e.SetHeaders(h)
-	if len(h) > 0 {
-		o.Header = flatten(h)
-	}
-	if e.Err != nil {
-		o.Cause = e.Err.Error()
-	}
-	return o
-}
 
 // keyLike finds credentials in a provider's answer.
 var keyLike = regexp.MustCompile(`(sk-ant|sk|pk|rk)-[A-Za-z0-9_\-]{6,}`)

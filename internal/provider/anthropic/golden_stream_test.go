@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/anthropic"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
 
 // This file holds the stream halves of TestGolden: want_events.json (the
@@ -30,8 +31,8 @@ type events struct {
 }
 
 type end struct {
-	EOF   bool      `json:"eof,omitempty"`
-	Error *errorOut `json:"error,omitempty"`
+	EOF   bool                 `json:"eof,omitempty"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
 }
 
 type choice struct {
@@ -99,7 +100,7 @@ func relay(t *testing.T, a *anthropic.Adapter, body io.ReadCloser, hideUsage boo
 			if errors.Is(err, io.EOF) {
 				ev.End.EOF = true
 			} else {
-				ev.End.Error = errorOf(err)
+				ev.End.Error = goldentest.ErrorOf(err)
 			}
 			if _, err2 := st.Next(); !errors.Is(err2, err) && err2 != err {
 				t.Errorf("Next after the end: got %v, want %v again", err2, err)
@@ -114,7 +115,7 @@ func relay(t *testing.T, a *anthropic.Adapter, body io.ReadCloser, hideUsage boo
 			t.Fatalf("chunk is not valid JSON: %s", data)
 		}
 		last = chunk{}
-		mustUnmarshal(t, "chunk", data, &last)
+		goldentest.MustUnmarshal(t, "chunk", data, &last)
 		if last.Object != "chat.completion.chunk" {
 			t.Errorf("chunk object: got %q, want chat.completion.chunk", last.Object)
 		}
@@ -152,7 +153,7 @@ func assemble(t *testing.T, evs []json.RawMessage) []choice {
 	byIndex := map[int]*choice{}
 	for _, e := range evs {
 		var c chunk
-		mustUnmarshal(t, "chunk", e, &c)
+		goldentest.MustUnmarshal(t, "chunk", e, &c)
 		for _, ch := range c.Choices {
 			out := byIndex[ch.Index]
 			if out == nil {
@@ -229,7 +230,7 @@ func relayNative(t *testing.T, body io.ReadCloser, sseBytes []byte) nativeEvents
 			if errors.Is(err, io.EOF) {
 				out.End.EOF = true
 			} else {
-				out.End.Error = errorOf(err)
+				out.End.Error = goldentest.ErrorOf(err)
 			}
 			break
 		}

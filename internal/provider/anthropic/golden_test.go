@@ -1,11 +1,8 @@
 package anthropic_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,14 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/anthropic"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
 // TestGolden runs every case in testdata/. A case is a directory holding the
 // caller's OpenAI chat body (request.json), the resolved target (target.json)
@@ -76,10 +70,10 @@ type wireRequest struct {
 
 // output is want_output.json: what DecodeChat returned.
 type output struct {
-	Model string          `json:"model"`
-	Usage llm.Usage       `json:"usage"`
-	Error *errorOut       `json:"error,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Model string               `json:"model"`
+	Usage llm.Usage            `json:"usage"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
+	Body  json.RawMessage      `json:"body,omitempty"`
 }
 
 type upstreamAnswer struct {
@@ -96,9 +90,9 @@ type received struct {
 }
 
 func runCase(t *testing.T, dir string) {
-	raw := readFile(t, dir, "request.json")
+	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
-	mustUnmarshal(t, "target.json", readFile(t, dir, "target.json"), &tf)
+	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
 	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 
 	req, err := llm.DecodeChatRequest(raw)
@@ -128,7 +122,7 @@ func runCase(t *testing.T, dir string) {
 	defer srv.Close()
 
 	wantURL := hreq.URL.String()
-	gotReq := wireRequest{Method: hreq.Method, URL: wantURL, Header: flatten(hreq.Header), ContentLength: hreq.ContentLength}
+	gotReq := wireRequest{Method: hreq.Method, URL: wantURL, Header: goldentest.Flatten(hreq.Header), ContentLength: hreq.ContentLength}
 	hreq.URL.Scheme, hreq.URL.Host = "http", srv.Listener.Addr().String()
 	resp, err := srv.Client().Do(hreq)
 	if err != nil {
@@ -145,7 +139,7 @@ func runCase(t *testing.T, dir string) {
 	}
 	checkMessagesRequest(t, rec.body, target.Model, req.Stream)
 	gotReq.Body = rec.body
-	golden(t, dir, "want_request.json", &gotReq)
+	goldentest.Golden(t, dir, "want_request.json", &gotReq)
 
 	switch kind {
 	case "response":
@@ -154,7 +148,7 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 		out, usage, model, err := a.DecodeChat(body)
-		o := output{Model: model, Usage: usage, Error: errorOf(err)}
+		o := output{Model: model, Usage: usage, Error: goldentest.ErrorOf(err)}
 		if err == nil && !json.Valid(out) {
 			t.Fatalf("DecodeChat output is not valid JSON: %q", out)
 		}
@@ -162,19 +156,19 @@ func runCase(t *testing.T, dir string) {
 			checkCompletion(t, out)
 			o.Body = out
 		}
-		golden(t, dir, "want_output.json", &o)
+		goldentest.Golden(t, dir, "want_output.json", &o)
 	case "stream":
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "stream_info.json")); err == nil {
-			mustUnmarshal(t, "stream_info.json", b, &si)
+			goldentest.MustUnmarshal(t, "stream_info.json", b, &si)
 		}
 		ev := relay(t, a, resp.Body, si.HideUsage)
-		golden(t, dir, "want_events.json", &ev)
+		goldentest.Golden(t, dir, "want_events.json", &ev)
 	case "native":
 		ev := relayNative(t, resp.Body, answer.body)
-		golden(t, dir, "want_native.json", &ev)
+		goldentest.Golden(t, dir, "want_native.json", &ev)
 	case "error":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -185,7 +179,7 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal("DecodeError returned nil")
 		}
 		checkNoLeak(t, resp.StatusCode, body, e)
-		golden(t, dir, "want_error.json", errorOf(e))
+		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -203,7 +197,7 @@ func checkMessagesRequest(t *testing.T, body []byte, model string, stream bool) 
 			Content []json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
-	mustUnmarshal(t, "upstream body", body, &v)
+	goldentest.MustUnmarshal(t, "upstream body", body, &v)
 	if v.Model != model {
 		t.Errorf("model: got %q, want %q", v.Model, model)
 	}
@@ -233,7 +227,7 @@ func checkMessagesRequest(t *testing.T, body []byte, model string, stream bool) 
 func checkCompletion(t *testing.T, out []byte) {
 	t.Helper()
 	var c llm.ChatResponse
-	mustUnmarshal(t, "DecodeChat output", out, &c)
+	goldentest.MustUnmarshal(t, "DecodeChat output", out, &c)
 	if c.Object != "chat.completion" || len(c.Choices) != 1 || c.Choices[0].Message.Role != "assistant" {
 		t.Errorf("DecodeChat output: got object %q with %d choices, want one assistant chat.completion choice", c.Object, len(c.Choices))
 	}
@@ -254,13 +248,13 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 	switch {
 	case exists("response.json"):
 		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-			body: readFile(t, dir, "response.json")}, "response"
+			body: goldentest.ReadFile(t, dir, "response.json")}, "response"
 	case exists("stream.sse"):
-		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: readFile(t, dir, "stream.sse"), chunked: true}, "stream"
+		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: goldentest.ReadFile(t, dir, "stream.sse"), chunked: true}, "stream"
 	case exists("native.sse"):
-		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: readFile(t, dir, "native.sse"), chunked: true}, "native"
+		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: goldentest.ReadFile(t, dir, "native.sse"), chunked: true}, "native"
 	case exists("status"):
-		lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+		lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
 		status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 		if err != nil {
 			t.Fatalf("status: first line must be the HTTP status: %v", err)
@@ -273,7 +267,7 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 			}
 			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
-		return upstreamAnswer{status: status, header: h, body: readFile(t, dir, "error.json")}, "error"
+		return upstreamAnswer{status: status, header: h, body: goldentest.ReadFile(t, dir, "error.json")}, "error"
 	}
 	return upstreamAnswer{status: http.StatusNoContent}, ""
 }
@@ -318,79 +312,5 @@ func checkWire(t *testing.T, rec received, wantURL string, built wireRequest) {
 	}
 	if rec.header.Get("Anthropic-Version") == "" {
 		t.Error("header anthropic-version: got none, want one (Anthropic requires it)")
-	}
-}
-
-// golden compares got with dir/name, or rewrites the file with -update.
-func golden[T any](t *testing.T, dir, name string, got *T) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	enc := encode(t, got)
-	if *update {
-		if err := os.WriteFile(path, enc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	want := new(T)
-	mustUnmarshal(t, path, b, want)
-	gotDec := new(T)
-	mustUnmarshal(t, path, enc, gotDec)
-	if diff := cmp.Diff(want, gotDec, jsonValue); diff != "" {
-		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
-	}
-}
-
-// jsonValue compares embedded JSON documents by value, not by layout.
-var jsonValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
-	if m == nil {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(m))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid JSON %q: %v", m, err)
-	}
-	return v
-})
-
-func encode(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[k] = strings.Join(v, ", ")
-	}
-	return out
-}
-
-func readFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
 	}
 }

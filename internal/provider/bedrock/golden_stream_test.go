@@ -13,6 +13,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/bedrock"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
 
 // This file holds the stream half of TestGolden: stream.json, encoded into
@@ -84,8 +85,8 @@ type events struct {
 }
 
 type end struct {
-	EOF   bool      `json:"eof,omitempty"`
-	Error *errorOut `json:"error,omitempty"`
+	EOF   bool                 `json:"eof,omitempty"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
 }
 
 type choice struct {
@@ -130,7 +131,7 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 					t.Errorf("Next after the end: got %v, want io.EOF", err)
 				}
 			} else {
-				ev.End.Error = errorOf(err)
+				ev.End.Error = goldentest.ErrorOf(err)
 			}
 			break
 		}
@@ -147,7 +148,7 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 	}
 	for i, c := range ev.Chunks {
 		var ch chunk
-		mustUnmarshal(t, "chunk", c, &ch)
+		goldentest.MustUnmarshal(t, "chunk", c, &ch)
 		if ch.Usage != nil {
 			if si.HideUsage || i != len(ev.Chunks)-1 || len(ch.Choices) != 0 {
 				t.Errorf("chunk %d carries usage: want a usage-only chunk, last, only when usage is not hidden", i)
@@ -183,7 +184,7 @@ func assemble(t *testing.T, chunks []json.RawMessage) []choice {
 	var out []choice
 	for _, raw := range chunks {
 		var c chunk
-		mustUnmarshal(t, "chunk", raw, &c)
+		goldentest.MustUnmarshal(t, "chunk", raw, &c)
 		for _, ch := range c.Choices {
 			k := slices.IndexFunc(out, func(o choice) bool { return o.Index == ch.Index })
 			if k < 0 {

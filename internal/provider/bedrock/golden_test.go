@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,15 +14,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/bedrock"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
 // TestGolden runs every case in testdata/. A case is a directory holding the
 // caller's body (request.json) and the resolved target (target.json), then
@@ -76,10 +70,10 @@ type wireRequest struct {
 // output is want_output.json: what DecodeChatFor returned. The completion's
 // id and created, fresh on every call, are replaced by placeholders.
 type output struct {
-	Model string          `json:"model"`
-	Usage llm.Usage       `json:"usage"`
-	Error *errorOut       `json:"error,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Model string               `json:"model"`
+	Usage llm.Usage            `json:"usage"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
+	Body  json.RawMessage      `json:"body,omitempty"`
 }
 
 type upstreamAnswer struct {
@@ -96,9 +90,9 @@ type received struct {
 }
 
 func runCase(t *testing.T, dir string) {
-	raw := readFile(t, dir, "request.json")
+	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
-	mustUnmarshal(t, "target.json", readFile(t, dir, "target.json"), &tf)
+	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
 	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, Region: tf.Region}
 	req, err := llm.DecodeChatRequest(raw)
 	if err != nil {
@@ -107,7 +101,7 @@ func runCase(t *testing.T, dir string) {
 	a := bedrock.New()
 	hreq, err := a.NewChatRequest(context.Background(), target, provider.ChatCall{Req: req, Raw: raw})
 	if err != nil {
-		golden(t, dir, "want_request_error.json", errorOf(err))
+		goldentest.Golden(t, dir, "want_request_error.json", goldentest.ErrorOf(err))
 		return
 	}
 	answer, kind := loadAnswer(t, dir)
@@ -125,7 +119,7 @@ func runCase(t *testing.T, dir string) {
 
 	wantURL := hreq.URL.String()
 	sent := replayBody(t, hreq)
-	gotReq := wireRequest{Method: hreq.Method, URL: wantURL, Header: flatten(hreq.Header), ContentLength: hreq.ContentLength}
+	gotReq := wireRequest{Method: hreq.Method, URL: wantURL, Header: goldentest.Flatten(hreq.Header), ContentLength: hreq.ContentLength}
 	hreq.URL.Scheme, hreq.URL.Host = "http", srv.Listener.Addr().String()
 	resp, err := srv.Client().Do(hreq)
 	if err != nil {
@@ -151,7 +145,7 @@ func runCase(t *testing.T, dir string) {
 		t.Fatalf("upstream body is not valid JSON: %q", rec.body)
 	}
 	gotReq.Body = rec.body
-	golden(t, dir, "want_request.json", &gotReq)
+	goldentest.Golden(t, dir, "want_request.json", &gotReq)
 
 	switch kind {
 	case "response":
@@ -160,21 +154,21 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 		out, usage, model, err := a.DecodeChatFor(target.Model, body)
-		o := output{Model: model, Usage: usage, Error: errorOf(err)}
+		o := output{Model: model, Usage: usage, Error: goldentest.ErrorOf(err)}
 		if err == nil {
 			o.Body = normalizeCompletion(t, out, "chat.completion")
 		}
-		golden(t, dir, "want_output.json", &o)
+		goldentest.Golden(t, dir, "want_output.json", &o)
 	case "stream":
 		var si struct {
 			HideUsage bool   `json:"hide_usage"`
 			Model     string `json:"model"`
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "stream_info.json")); err == nil {
-			mustUnmarshal(t, "stream_info.json", b, &si)
+			goldentest.MustUnmarshal(t, "stream_info.json", b, &si)
 		}
 		ev := relay(t, a, resp.Body, provider.StreamInfo{HideUsage: si.HideUsage, Model: si.Model})
-		golden(t, dir, "want_events.json", &ev)
+		goldentest.Golden(t, dir, "want_events.json", &ev)
 	case "error":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -185,7 +179,7 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal("DecodeError returned nil")
 		}
 		checkNoLeak(t, resp.StatusCode, body, e)
-		golden(t, dir, "want_error.json", errorOf(e))
+		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -194,7 +188,7 @@ func runCase(t *testing.T, dir string) {
 func normalizeCompletion(t *testing.T, out []byte, object string) json.RawMessage {
 	t.Helper()
 	var m map[string]json.RawMessage
-	mustUnmarshal(t, "completion", out, &m)
+	goldentest.MustUnmarshal(t, "completion", out, &m)
 	var id string
 	var created int64
 	_ = json.Unmarshal(m["id"], &id)
@@ -219,12 +213,12 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 	switch {
 	case exists("response.json"):
 		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-			body: readFile(t, dir, "response.json")}, "response"
+			body: goldentest.ReadFile(t, dir, "response.json")}, "response"
 	case exists("stream.json"):
 		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/vnd.amazon.eventstream"}},
-			body: encodeStream(t, readFile(t, dir, "stream.json")), chunked: true}, "stream"
+			body: encodeStream(t, goldentest.ReadFile(t, dir, "stream.json")), chunked: true}, "stream"
 	case exists("status"):
-		lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+		lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
 		status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 		if err != nil {
 			t.Fatalf("status: first line must be the HTTP status: %v", err)
@@ -237,7 +231,7 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 			}
 			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
-		return upstreamAnswer{status: status, header: h, body: readFile(t, dir, "error.json")}, "error"
+		return upstreamAnswer{status: status, header: h, body: goldentest.ReadFile(t, dir, "error.json")}, "error"
 	}
 	return upstreamAnswer{status: http.StatusNoContent}, ""
 }
@@ -279,123 +273,6 @@ func replayBody(t *testing.T, r *http.Request) []byte {
 		t.Errorf("ContentLength: got %d, want %d", r.ContentLength, len(b))
 	}
 	return b
-}
-
-// golden compares got with dir/name, or rewrites the file with -update.
-func golden[T any](t *testing.T, dir, name string, got *T) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	enc := encode(t, got)
-	if *update {
-		if err := os.WriteFile(path, enc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	want, gotDec := new(T), new(T)
-	mustUnmarshal(t, path, b, want)
-	mustUnmarshal(t, path, enc, gotDec)
-	if diff := cmp.Diff(want, gotDec, jsonValue); diff != "" {
-		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
-	}
-}
-
-var jsonValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
-	if m == nil {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(m))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid JSON %q: %v", m, err)
-	}
-	return v
-})
-
-func encode(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[k] = strings.Join(v, ", ")
-	}
-	return out
-}
-
-func readFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-}
-
-// errorOut is want_error.json and want_request_error.json, and the error
-// ending a stream.
-type errorOut struct {
-	Kind       string            `json:"kind"`
-	Status     int               `json:"status"`
-	Type       string            `json:"type"`
-	Code       string            `json:"code,omitempty"`
-	Param      string            `json:"param,omitempty"`
-	Message    string            `json:"message"`
-	RetryAfter string            `json:"retry_after,omitempty"`
-	Header     map[string]string `json:"header,omitempty"`
-	Cause      string            `json:"cause,omitempty"`
-}
-
-var kindNames = map[apierr.Kind]string{
-	apierr.Internal: "Internal", apierr.InvalidRequest: "InvalidRequest", apierr.Unauthenticated: "Unauthenticated",
-	apierr.BudgetExceeded: "BudgetExceeded", apierr.Forbidden: "Forbidden", apierr.NotFound: "NotFound",
-	apierr.Conflict: "Conflict", apierr.TooLarge: "TooLarge", apierr.RateLimited: "RateLimited",
-	apierr.ClientClosed: "ClientClosed", apierr.UpstreamError: "UpstreamError", apierr.Unavailable: "Unavailable",
-	apierr.UpstreamTimeout: "UpstreamTimeout",
-}
-
-func errorOf(err error) *errorOut {
-	if err == nil {
-		return nil
-	}
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return &errorOut{Kind: "not an *apierr.Error", Message: err.Error()}
-	}
-	o := &errorOut{Kind: kindNames[e.Kind], Status: e.Status(), Type: e.Kind.Type(), Code: e.Code, Param: e.Param, Message: e.Message}
-	if e.RetryAfter != 0 {
-		o.RetryAfter = e.RetryAfter.String()
-	}
-	h := http.Header{}
-	e.SetHeaders(h)
-	if len(h) > 0 {
-		o.Header = flatten(h)
-	}
-	if e.Err != nil {
-		o.Cause = e.Err.Error()
-	}
-	return o
 }
 
 // checkNoLeak checks that on 401 and 403 the provider's message reaches

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/cohere"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
 
 // events is want_events.json: what DecodeChatStream produced.
@@ -25,8 +26,8 @@ type events struct {
 }
 
 type end struct {
-	EOF   bool      `json:"eof,omitempty"`
-	Error *errorOut `json:"error,omitempty"`
+	EOF   bool                 `json:"eof,omitempty"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
 }
 
 type choice struct {
@@ -84,7 +85,7 @@ func relay(t *testing.T, a *cohere.Adapter, sseBytes []byte, hideUsage bool) eve
 					t.Errorf("Next after the end: got %v, want io.EOF", err)
 				}
 			} else {
-				ev.End.Error = errorOf(err)
+				ev.End.Error = goldentest.ErrorOf(err)
 			}
 			break
 		}

@@ -1,12 +1,8 @@
 package cohere_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,15 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/cohere"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
 // clock is the adapter's time in golden files.
 var clock = time.Unix(1754489201, 0)
@@ -74,15 +67,15 @@ type wireRequest struct {
 
 // output is want_output.json.
 type output struct {
-	Model string          `json:"model"`
-	Usage llm.Usage       `json:"usage"`
-	Error *errorOut       `json:"error,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Model string               `json:"model"`
+	Usage llm.Usage            `json:"usage"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
+	Body  json.RawMessage      `json:"body,omitempty"`
 }
 
 func runCase(t *testing.T, dir string) {
 	var tf targetFile
-	mustUnmarshal(t, "target.json", readFile(t, dir, "target.json"), &tf)
+	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
 	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 	a := cohere.NewAt(clock)
 
@@ -92,21 +85,21 @@ func runCase(t *testing.T, dir string) {
 		rerank *llm.RerankRequest
 	)
 	if exists(dir, "rerank_request.json") {
-		rerank, err = llm.DecodeRerankRequest(readFile(t, dir, "rerank_request.json"))
+		rerank, err = llm.DecodeRerankRequest(goldentest.ReadFile(t, dir, "rerank_request.json"))
 		if err != nil {
 			t.Fatalf("rerank_request.json: %v", err)
 		}
 		hreq, err = a.NewRerankRequest(context.Background(), target, rerank)
 	} else {
-		raw := readFile(t, dir, "request.json")
+		raw := goldentest.ReadFile(t, dir, "request.json")
 		req, derr := llm.DecodeChatRequest(raw)
 		if derr != nil {
 			t.Fatalf("request.json: the caller's body must be a valid chat request: %v", derr)
 		}
 		hreq, err = a.NewChatRequest(context.Background(), target, provider.ChatCall{Req: req, Raw: raw})
 	}
-	if exists(dir, "want_request_error.json") || (err != nil && *update) {
-		golden(t, dir, "want_request_error.json", errorOf(err))
+	if exists(dir, "want_request_error.json") || (err != nil && *goldentest.Update) {
+		goldentest.Golden(t, dir, "want_request_error.json", goldentest.ErrorOf(err))
 		return
 	}
 	if err != nil {
@@ -121,11 +114,11 @@ func runCase(t *testing.T, dir string) {
 			t.Errorf("header %s: got %q, want none (credentials are upstream/cred's business)", k, v)
 		}
 	}
-	golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: flatten(hreq.Header), Body: body})
+	goldentest.Golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: goldentest.Flatten(hreq.Header), Body: body})
 
 	switch {
 	case exists(dir, "response.json"):
-		resp := readFile(t, dir, "response.json")
+		resp := goldentest.ReadFile(t, dir, "response.json")
 		var o output
 		var out []byte
 		if rerank != nil {
@@ -133,38 +126,38 @@ func runCase(t *testing.T, dir string) {
 		} else {
 			out, o.Usage, o.Model, err = a.DecodeChat(resp)
 		}
-		o.Error = errorOf(err)
+		o.Error = goldentest.ErrorOf(err)
 		if err == nil {
 			if !json.Valid(out) {
 				t.Fatalf("output is not JSON: %s", out)
 			}
 			o.Body = out
 		}
-		golden(t, dir, "want_output.json", &o)
+		goldentest.Golden(t, dir, "want_output.json", &o)
 	case exists(dir, "stream.sse"):
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
 		if exists(dir, "stream_info.json") {
-			mustUnmarshal(t, "stream_info.json", readFile(t, dir, "stream_info.json"), &si)
+			goldentest.MustUnmarshal(t, "stream_info.json", goldentest.ReadFile(t, dir, "stream_info.json"), &si)
 		}
-		ev := relay(t, a, readFile(t, dir, "stream.sse"), si.HideUsage)
-		golden(t, dir, "want_events.json", &ev)
+		ev := relay(t, a, goldentest.ReadFile(t, dir, "stream.sse"), si.HideUsage)
+		goldentest.Golden(t, dir, "want_events.json", &ev)
 	case exists(dir, "status"):
 		status, header := readStatus(t, dir)
-		errBody := readFile(t, dir, "error.json")
+		errBody := goldentest.ReadFile(t, dir, "error.json")
 		e := a.DecodeError(target.Provider, status, header, errBody)
 		if e == nil {
 			t.Fatal("DecodeError returned nil")
 		}
 		checkNoLeak(t, status, errBody, e)
-		golden(t, dir, "want_error.json", errorOf(e))
+		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
 func readStatus(t *testing.T, dir string) (int, http.Header) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+	lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
 	status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 	if err != nil {
 		t.Fatalf("status: first line must be the HTTP status: %v", err)
@@ -201,54 +194,6 @@ func requestBody(t *testing.T, r *http.Request) []byte {
 	return b
 }
 
-// errorOut is want_error.json and the error of a decode or a stream.
-type errorOut struct {
-	Kind       string            `json:"kind"`
-	Status     int               `json:"status"`
-	Type       string            `json:"type"`
-	Code       string            `json:"code,omitempty"`
-	Param      string            `json:"param,omitempty"`
-	Message    string            `json:"message"`
-	RetryAfter string            `json:"retry_after,omitempty"`
-	Header     map[string]string `json:"header,omitempty"`
-	Cause      string            `json:"cause,omitempty"`
-}
-
-func errorOf(err error) *errorOut {
-	if err == nil {
-		return nil
-	}
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return &errorOut{Kind: "not an *apierr.Error", Message: err.Error()}
-	}
-	o := &errorOut{Kind: kindName(e.Kind), Status: e.Status(), Type: e.Kind.Type(), Code: e.Code, Param: e.Param, Message: e.Message}
-	if e.RetryAfter != 0 {
-		o.RetryAfter = e.RetryAfter.String()
-	}
-	h := http.Header{}
-	e.SetHeaders(h)
-	if len(h) > 0 {
-		o.Header = flatten(h)
-	}
-	if e.Err != nil {
-		o.Cause = e.Err.Error()
-	}
-	return o
-}
-
-func kindName(k apierr.Kind) string {
-	names := map[apierr.Kind]string{
-		apierr.Internal: "Internal", apierr.InvalidRequest: "InvalidRequest", apierr.NotFound: "NotFound",
-		apierr.TooLarge: "TooLarge", apierr.RateLimited: "RateLimited", apierr.ClientClosed: "ClientClosed",
-		apierr.UpstreamError: "UpstreamError", apierr.Unavailable: "Unavailable", apierr.UpstreamTimeout: "UpstreamTimeout",
-	}
-	if n, ok := names[k]; ok {
-		return n
-	}
-	return fmt.Sprintf("Kind(%d)", k)
-}
-
 // checkNoLeak checks that on 401 and 403 Cohere's message is not relayed
 // (it may echo the key), and that no key-like string reaches the caller.
 func checkNoLeak(t *testing.T, status int, body []byte, e *apierr.Error) {
@@ -266,68 +211,7 @@ func checkNoLeak(t *testing.T, status int, body []byte, e *apierr.Error) {
 	}
 }
 
-// golden compares got with dir/name as JSON values, or rewrites the file.
-func golden[T any](t *testing.T, dir, name string, got *T) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(got); err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(jsonValue(t, b), jsonValue(t, buf.Bytes())); diff != "" {
-		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
-	}
-}
-
-func jsonValue(t *testing.T, b []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("invalid JSON %q: %v", b, err)
-	}
-	return v
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[k] = strings.Join(v, ", ")
-	}
-	return out
-}
-
 func exists(dir, name string) bool {
 	_, err := os.Stat(filepath.Join(dir, name))
 	return err == nil
-}
-
-func readFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
 }

@@ -1,12 +1,9 @@
 package gemini_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,15 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/gemini"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
 // TestGolden runs every case in testdata/. A case is a directory holding the
 // caller's body (request.json), the resolved target (target.json, with
@@ -75,10 +69,10 @@ type wireRequest struct {
 
 // output is want_output.json.
 type output struct {
-	Model string          `json:"model"`
-	Usage llm.Usage       `json:"usage"`
-	Error *errorOut       `json:"error,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Model string               `json:"model"`
+	Usage llm.Usage            `json:"usage"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
+	Body  json.RawMessage      `json:"body,omitempty"`
 }
 
 // events is want_events.json.
@@ -89,26 +83,14 @@ type events struct {
 }
 
 type end struct {
-	EOF   bool      `json:"eof,omitempty"`
-	Error *errorOut `json:"error,omitempty"`
+	EOF   bool                 `json:"eof,omitempty"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
 }
 
 type info struct {
 	HideUsage bool      `json:"hide_usage"`
 	Model     string    `json:"model"`
 	Usage     llm.Usage `json:"usage"`
-}
-
-// errorOut is want_error.json and an error ending a decode or a stream.
-type errorOut struct {
-	Kind       string            `json:"kind"`
-	Status     int               `json:"status"`
-	Code       string            `json:"code,omitempty"`
-	Param      string            `json:"param,omitempty"`
-	Message    string            `json:"message"`
-	RetryAfter string            `json:"retry_after,omitempty"`
-	Header     map[string]string `json:"header,omitempty"`
-	Cause      string            `json:"cause,omitempty"`
 }
 
 func adapterFor(tf targetFile) *gemini.Adapter {
@@ -119,9 +101,9 @@ func adapterFor(tf targetFile) *gemini.Adapter {
 }
 
 func runCase(t *testing.T, dir string) {
-	raw := readFile(t, dir, "request.json")
+	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
-	mustUnmarshal(t, "target.json", readFile(t, dir, "target.json"), &tf)
+	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
 	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, Project: tf.Project, Location: tf.Location}
 	req, err := llm.DecodeChatRequest(raw)
 	if err != nil {
@@ -130,7 +112,7 @@ func runCase(t *testing.T, dir string) {
 	a := adapterFor(tf)
 	hreq, err := a.NewChatRequest(context.Background(), target, provider.ChatCall{Req: req, Raw: raw})
 	if exists(dir, "want_request_error.json") || err != nil {
-		golden(t, dir, "want_request_error.json", errorOf(err))
+		goldentest.Golden(t, dir, "want_request_error.json", goldentest.ErrorOf(err))
 		return
 	}
 	body := replayBody(t, hreq)
@@ -139,34 +121,34 @@ func runCase(t *testing.T, dir string) {
 			t.Errorf("header %s is set: credentials are upstream/cred's business", k)
 		}
 	}
-	golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: flatten(hreq.Header), Body: body})
+	goldentest.Golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: goldentest.Flatten(hreq.Header), Body: body})
 
 	switch {
 	case exists(dir, "response.json"):
-		out, usage, model, err := a.DecodeChat(readFile(t, dir, "response.json"))
-		o := output{Model: model, Usage: usage, Error: errorOf(err)}
+		out, usage, model, err := a.DecodeChat(goldentest.ReadFile(t, dir, "response.json"))
+		o := output{Model: model, Usage: usage, Error: goldentest.ErrorOf(err)}
 		if err == nil {
 			o.Body = zeroCreated(t, out)
 		}
-		golden(t, dir, "want_output.json", &o)
+		goldentest.Golden(t, dir, "want_output.json", &o)
 	case exists(dir, "stream.sse"):
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
 		if exists(dir, "stream_info.json") {
-			mustUnmarshal(t, "stream_info.json", readFile(t, dir, "stream_info.json"), &si)
+			goldentest.MustUnmarshal(t, "stream_info.json", goldentest.ReadFile(t, dir, "stream_info.json"), &si)
 		}
-		ev := relay(t, a, readFile(t, dir, "stream.sse"), si.HideUsage)
-		golden(t, dir, "want_events.json", &ev)
+		ev := relay(t, a, goldentest.ReadFile(t, dir, "stream.sse"), si.HideUsage)
+		goldentest.Golden(t, dir, "want_events.json", &ev)
 	case exists(dir, "status"):
 		status, header := readStatus(t, dir)
-		errBody := readFile(t, dir, "error.json")
+		errBody := goldentest.ReadFile(t, dir, "error.json")
 		e := a.DecodeError(target.Provider, status, header, errBody)
 		if e == nil {
 			t.Fatal("DecodeError returned nil")
 		}
 		checkNoLeak(t, status, errBody, e)
-		golden(t, dir, "want_error.json", errorOf(e))
+		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -188,12 +170,12 @@ func relay(t *testing.T, a *gemini.Adapter, sseBytes []byte, hideUsage bool) eve
 					t.Errorf("Next after the end: got %v, want io.EOF", err)
 				}
 			} else {
-				ev.End.Error = errorOf(err)
+				ev.End.Error = goldentest.ErrorOf(err)
 			}
 			break
 		}
 		var c llm.ChatChunk
-		mustUnmarshal(t, "relayed chunk", e.Data, &c)
+		goldentest.MustUnmarshal(t, "relayed chunk", e.Data, &c)
 		if c.Object != "chat.completion.chunk" {
 			t.Errorf("relayed object %q, want chat.completion.chunk", c.Object)
 		}
@@ -233,7 +215,7 @@ func (r *pieceReader) Read(p []byte) (int, error) {
 func zeroCreated(t *testing.T, b []byte) json.RawMessage {
 	t.Helper()
 	var m map[string]json.RawMessage
-	mustUnmarshal(t, "output", b, &m)
+	goldentest.MustUnmarshal(t, "output", b, &m)
 	if _, ok := m["created"]; !ok {
 		t.Errorf("output has no created: %s", b)
 	}
@@ -244,7 +226,7 @@ func zeroCreated(t *testing.T, b []byte) json.RawMessage {
 
 func readStatus(t *testing.T, dir string) (int, http.Header) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+	lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
 	status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 	if err != nil {
 		t.Fatalf("status: the first line must be the HTTP status: %v", err)
@@ -258,37 +240,6 @@ func readStatus(t *testing.T, dir string) (int, http.Header) {
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	return status, h
-}
-
-var kindNames = map[apierr.Kind]string{
-	apierr.Internal: "Internal", apierr.InvalidRequest: "InvalidRequest", apierr.Unauthenticated: "Unauthenticated",
-	apierr.BudgetExceeded: "BudgetExceeded", apierr.Forbidden: "Forbidden", apierr.NotFound: "NotFound",
-	apierr.Conflict: "Conflict", apierr.TooLarge: "TooLarge", apierr.RateLimited: "RateLimited",
-	apierr.ClientClosed: "ClientClosed", apierr.UpstreamError: "UpstreamError", apierr.Unavailable: "Unavailable",
-	apierr.UpstreamTimeout: "UpstreamTimeout",
-}
-
-func errorOf(err error) *errorOut {
-	if err == nil {
-		return nil
-	}
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return &errorOut{Kind: "not an *apierr.Error", Message: err.Error()}
-	}
-	o := &errorOut{Kind: kindNames[e.Kind], Status: e.Status(), Code: e.Code, Param: e.Param, Message: e.Message}
-	if e.RetryAfter != 0 {
-		o.RetryAfter = e.RetryAfter.String()
-	}
-	h := http.Header{}
-	e.SetHeaders(h)
-	if len(h) > 0 {
-		o.Header = flatten(h)
-	}
-	if e.Err != nil {
-		o.Cause = e.Err.Error()
-	}
-	return o
 }
 
 // checkNoLeak checks no credential in Google's answer reaches the caller, and
@@ -338,80 +289,7 @@ func replayBody(t *testing.T, r *http.Request) []byte {
 	return b
 }
 
-// golden compares got with dir/name, or rewrites the file with -update.
-func golden[T any](t *testing.T, dir, name string, got *T) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	enc := encode(t, got)
-	if *update {
-		if err := os.WriteFile(path, enc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	want, gotDec := new(T), new(T)
-	mustUnmarshal(t, path, b, want)
-	mustUnmarshal(t, path, enc, gotDec)
-	if diff := cmp.Diff(want, gotDec, jsonValue); diff != "" {
-		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
-	}
-}
-
-// jsonValue compares embedded JSON documents by value, not by layout.
-var jsonValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
-	if m == nil {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(m))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid JSON %q: %v", m, err)
-	}
-	return v
-})
-
-func encode(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[k] = strings.Join(v, ", ")
-	}
-	return out
-}
-
 func exists(dir, name string) bool {
 	_, err := os.Stat(filepath.Join(dir, name))
 	return err == nil
-}
-
-func readFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
 }

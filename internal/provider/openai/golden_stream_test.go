@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 	"github.com/svc-gateway/svc/internal/provider/openai"
 )
 
@@ -39,8 +40,8 @@ type event struct {
 }
 
 type end struct {
-	EOF   bool      `json:"eof,omitempty"`
-	Error *errorOut `json:"error,omitempty"`
+	EOF   bool                 `json:"eof,omitempty"`
+	Error *goldentest.ErrorOut `json:"error,omitempty"`
 }
 
 type choice struct {
@@ -161,7 +162,7 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 					t.Errorf("Next after the end: got %v, want io.EOF", err)
 				}
 			} else {
-				ev.End.Error = errorOf(err)
+				ev.End.Error = goldentest.ErrorOf(err)
 			}
 			break
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,14 +15,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/provider/goldentest"
 	"github.com/svc-gateway/svc/internal/provider/openai"
 )
-
-var update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
 // TestGolden runs every case in testdata/. A case is a directory holding the
 // caller's body (request.json), the resolved target (target.json) and the
@@ -82,11 +77,11 @@ type wireRequest struct {
 // output is want_output.json: what DecodeChat returned.
 type output struct {
 	// BodyVerbatim is true when the body out is the provider's bytes.
-	BodyVerbatim bool            `json:"body_verbatim"`
-	Model        string          `json:"model"`
-	Usage        llm.Usage       `json:"usage"`
-	Error        *errorOut       `json:"error,omitempty"`
-	Body         json.RawMessage `json:"body,omitempty"`
+	BodyVerbatim bool                 `json:"body_verbatim"`
+	Model        string               `json:"model"`
+	Usage        llm.Usage            `json:"usage"`
+	Error        *goldentest.ErrorOut `json:"error,omitempty"`
+	Body         json.RawMessage      `json:"body,omitempty"`
 }
 
 // upstreamAnswer is what the fake provider replies.
@@ -106,9 +101,9 @@ type received struct {
 }
 
 func runCase(t *testing.T, dir string) {
-	raw := readFile(t, dir, "request.json")
+	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
-	mustUnmarshal(t, filepath.Join(dir, "target.json"), readFile(t, dir, "target.json"), &tf)
+	goldentest.MustUnmarshal(t, filepath.Join(dir, "target.json"), goldentest.ReadFile(t, dir, "target.json"), &tf)
 	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 
 	req, err := llm.DecodeChatRequest(raw)
@@ -139,7 +134,7 @@ func runCase(t *testing.T, dir string) {
 	gotReq := wireRequest{
 		Method:        hreq.Method,
 		URL:           wantURL,
-		Header:        flatten(hreq.Header),
+		Header:        goldentest.Flatten(hreq.Header),
 		ContentLength: hreq.ContentLength,
 	}
 
@@ -158,7 +153,7 @@ func runCase(t *testing.T, dir string) {
 		t.Fatalf("upstream body is not valid JSON: %q", rec.body)
 	}
 	checkProviderView(t, rec.body, target.Model, req.Stream)
-	golden(t, dir, "want_request.json", &gotReq)
+	goldentest.Golden(t, dir, "want_request.json", &gotReq)
 
 	switch kind {
 	case "response":
@@ -167,20 +162,20 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 		out, usage, model, err := a.DecodeChat(body)
-		o := output{BodyVerbatim: bytes.Equal(out, body), Model: model, Usage: usage, Error: errorOf(err)}
+		o := output{BodyVerbatim: bytes.Equal(out, body), Model: model, Usage: usage, Error: goldentest.ErrorOf(err)}
 		if json.Valid(out) {
 			o.Body = out
 		}
-		golden(t, dir, "want_output.json", &o)
+		goldentest.Golden(t, dir, "want_output.json", &o)
 	case "stream":
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "stream_info.json")); err == nil {
-			mustUnmarshal(t, "stream_info.json", b, &si)
+			goldentest.MustUnmarshal(t, "stream_info.json", b, &si)
 		}
 		ev := relay(t, a, resp.Body, si.HideUsage, answer.body)
-		golden(t, dir, "want_events.json", &ev)
+		goldentest.Golden(t, dir, "want_events.json", &ev)
 	case "error":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -191,7 +186,7 @@ func runCase(t *testing.T, dir string) {
 			t.Fatal("DecodeError returned nil")
 		}
 		checkNoLeak(t, resp.StatusCode, body, e)
-		golden(t, dir, "want_error.json", errorOf(e))
+		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -212,7 +207,7 @@ func checkProviderView(t *testing.T, body []byte, model string, stream bool) {
 	}
 	// Only the exact keys count: a provider ignores "Model" or rejects it.
 	exact, _ := json.Marshal(map[string]json.RawMessage{"model": fields["model"], "stream_options": fields["stream_options"]})
-	mustUnmarshal(t, "upstream body", exact, &v)
+	goldentest.MustUnmarshal(t, "upstream body", exact, &v)
 	if v.Model != model {
 		t.Errorf("the provider reads model %q, want %q", v.Model, model)
 	}
@@ -232,12 +227,12 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 	switch {
 	case exists("response.json"):
 		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-			body: readFile(t, dir, "response.json")}, "response"
+			body: goldentest.ReadFile(t, dir, "response.json")}, "response"
 	case exists("stream.sse"):
 		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
-			body: readFile(t, dir, "stream.sse"), chunked: true}, "stream"
+			body: goldentest.ReadFile(t, dir, "stream.sse"), chunked: true}, "stream"
 	case exists("status"):
-		lines := strings.Split(strings.TrimSpace(string(readFile(t, dir, "status"))), "\n")
+		lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
 		status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 		if err != nil {
 			t.Fatalf("status: first line must be the HTTP status: %v", err)
@@ -258,7 +253,7 @@ func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
 						h.Set("Content-Type", "text/html")
 					}
 				}
-				return upstreamAnswer{status: status, header: h, body: readFile(t, dir, name)}, "error"
+				return upstreamAnswer{status: status, header: h, body: goldentest.ReadFile(t, dir, name)}, "error"
 			}
 		}
 		t.Fatal("a case with a status file needs error.json or error.html")
@@ -351,79 +346,4 @@ func bodyBytes(raw, sent []byte) string {
 		}
 	}
 	return "rewritten"
-}
-
-// golden compares got with dir/name, or rewrites the file with -update.
-func golden[T any](t *testing.T, dir, name string, got *T) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	enc := encode(t, got)
-	if *update {
-		if err := os.WriteFile(path, enc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	want := new(T)
-	mustUnmarshal(t, path, b, want)
-	// Decode got the same way, so both sides went through the same JSON.
-	gotDec := new(T)
-	mustUnmarshal(t, path, enc, gotDec)
-	if diff := cmp.Diff(want, gotDec, jsonValue); diff != "" {
-		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
-	}
-}
-
-// jsonValue compares embedded JSON documents by value, not by layout.
-var jsonValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
-	if m == nil {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(m))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid JSON %q: %v", m, err)
-	}
-	return v
-})
-
-func encode(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		out[k] = strings.Join(v, ", ")
-	}
-	return out
-}
-
-func readFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustUnmarshal(t *testing.T, name string, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
 }

@@ -3,9 +3,10 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	jsonv2 "github.com/go-json-experiment/json"
 	"io"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
