@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -120,7 +121,7 @@ func TestNativeMessagesWithAnthropicSDK(t *testing.T) {
 	bad := anthropic.NewClient(aoption.WithBaseURL(g.proxy+"/native"), aoption.WithAPIKey("sk-svc-nope"), aoption.WithMaxRetries(0))
 	_, err = bad.Messages.New(ctx, params)
 	var aerr *anthropic.Error
-	if !errorsAs(err, &aerr) || aerr.StatusCode != 401 || !strings.Contains(aerr.RawJSON(), `"authentication_error"`) {
+	if !errors.As(err, &aerr) || aerr.StatusCode != 401 || !strings.Contains(aerr.RawJSON(), `"authentication_error"`) {
 		t.Errorf("bad key: %v, want a 401 authentication_error", err)
 	}
 

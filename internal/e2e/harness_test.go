@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -199,8 +198,6 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // lastPost is the last POST a fake received: the background model refresh
 // sends GETs to the same fakes at any moment.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -36,7 +37,7 @@ func TestRateLimitAndSpendCap(t *testing.T) {
 	}
 	_, err := c.Chat.Completions.New(context.Background(), limitedParams())
 	var apiErr *openai.Error
-	if statusOf(err) != 429 || !errorsAs(err, &apiErr) || apiErr.Response.Header.Get("Retry-After") == "" ||
+	if statusOf(err) != 429 || !errors.As(err, &apiErr) || apiErr.Response.Header.Get("Retry-After") == "" ||
 		apiErr.Response.Header.Get("x-ratelimit-limit-requests") != "3" {
 		t.Fatalf("4th request: %v, want 429 with Retry-After and x-ratelimit headers", err)
 	}

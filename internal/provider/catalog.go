@@ -35,13 +35,3 @@ var Catalog = []Spec{
 	{Name: "vllm", Format: "openai", BaseURL: "http://127.0.0.1:8000/v1", KeyOptional: true},
 	{Name: "lmstudio", Format: "openai", BaseURL: "http://127.0.0.1:1234/v1", KeyOptional: true},
 }
-
-// SpecFor returns the catalog entry for name.
-func SpecFor(name string) (Spec, bool) {
-	for _, s := range Catalog {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return Spec{}, false
-}

@@ -59,7 +59,7 @@ func (p *Proxy) finish(x *pipeline.Exchange) {
 	if x.UpstreamDone != nil {
 		x.UpstreamDone(x.Upstream, upstreamFailed(x))
 	}
-	if p.d.Spend != nil && x.Cost > 0 {
+	if p.d.Spend != nil && x.Cost > 0 && p.hasDailyBudget(x.Provider) {
 		go p.d.Spend.Add(context.Background(), x.Provider, x.Cost, time.Now())
 	}
 	if x.Err != nil && x.Provider != "" && upstreamFailed(x) {
@@ -213,4 +213,14 @@ func upstreamFailed(x *pipeline.Exchange) bool {
 		return true
 	}
 	return false
+}
+
+// hasDailyBudget reports whether provider has a daily budget configured: only
+// then is its spend tracked (a KV write per request otherwise wasted).
+func (p *Proxy) hasDailyBudget(provider string) bool {
+	if p.d.Routing == nil {
+		return true
+	}
+	_, ok := p.d.Routing().Budget(provider)
+	return ok
 }
