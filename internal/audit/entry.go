@@ -142,6 +142,10 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 	if x.Chat != nil && x.Chat.User != "" {
 		e.UserID = x.Chat.User
 	}
+	if h := x.Cache; h != nil {
+		q := h.Query
+		e.Metacache = Metacache{Hit: true, Query: &q, TokensSaved: h.TokensSaved}
+	}
 	if x.Err != nil {
 		ae := apierr.From(x.Err)
 		e.ErrorType = ae.Kind.Type()

@@ -60,6 +60,9 @@ type Config struct {
 	PprofAddr          string        // SVC_PPROF_ADDR: opt-in net/http/pprof listener (loopback only)
 	HourlyRequests     int           // RATE_LIMIT_REQUESTS_PER_HOUR: per-key hourly cap, 0 = off
 
+	// Cache configures the semantic cache of chat completions.
+	Cache CacheSettings
+
 	// AWS holds the standard AWS credentials (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) used to sign
 	// Bedrock requests when BEDROCK_API_KEY is not set.
@@ -68,6 +71,18 @@ type Config struct {
 	// Providers holds <PROVIDER>_API_KEY/_API_BASE/_API_VERSION/_ENABLED settings
 	// found in the environment or file, by lowercase provider name.
 	Providers map[string]ProviderSettings
+}
+
+// CacheSettings are the semantic cache's settings.
+type CacheSettings struct {
+	Enabled          bool          // SEMANTIC_CACHE_ENABLED (default true)
+	Threshold        float64       // SEMANTIC_CACHE_THRESHOLD: minimum cosine similarity of a semantic hit (0.90)
+	TTL              time.Duration // SEMANTIC_CACHE_TTL: default time-to-live of an entry (24h)
+	MaxTemperature   float64       // SEMANTIC_CACHE_MAX_TEMPERATURE: above it a request is not cached (0.7)
+	L1Bytes          int64         // SEMANTIC_CACHE_L1_BYTES: in-process tier bound (64 MiB; 0 disables)
+	MaxEntries       int           // SEMANTIC_CACHE_MAX_ENTRIES: entries each replica's index follows (100000)
+	EmbeddingModel   string        // SEMANTIC_CACHE_EMBEDDING_MODEL: provider/model for embeddings ("" = built-in)
+	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every tenant
 }
 
 // AWSSettings are the standard AWS credential settings.
@@ -251,6 +266,22 @@ func FromSource(src Source) (*Config, error) {
 		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
+	}
+	c.Cache = CacheSettings{
+		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),
+		Threshold:        p.floatRange("SEMANTIC_CACHE_THRESHOLD", 0.90, 0.5, 1),
+		TTL:              p.duration("SEMANTIC_CACHE_TTL", 24*time.Hour, time.Second),
+		MaxTemperature:   p.floatRange("SEMANTIC_CACHE_MAX_TEMPERATURE", 0.7, 0, 2),
+		L1Bytes:          int64(p.intRange("SEMANTIC_CACHE_L1_BYTES", 64<<20, 0, 1<<40)),
+		MaxEntries:       p.intRange("SEMANTIC_CACHE_MAX_ENTRIES", 100_000, 100, 10_000_000),
+		EmbeddingModel:   p.str("SEMANTIC_CACHE_EMBEDDING_MODEL", ""),
+		SharedNamespaces: p.list("SEMANTIC_CACHE_SHARED_NAMESPACES"),
+	}
+	if c.Cache.TTL > 7*24*time.Hour {
+		p.bad("SEMANTIC_CACHE_TTL", "must be at most 168h (the longest an entry is followed)")
+	}
+	if m := c.Cache.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
+		p.bad("SEMANTIC_CACHE_EMBEDDING_MODEL", fmt.Sprintf("must name a provider and a model, such as openai/text-embedding-3-small, got %q", m))
 	}
 	c.Components = p.components("SERVICE_TYPE")
 	c.Providers = p.providers()

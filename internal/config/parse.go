@@ -77,6 +77,42 @@ func (p *parser) duration(name string, def, min time.Duration) time.Duration {
 	return d
 }
 
+func (p *parser) boolean(name string, def bool) bool {
+	v, ok := p.src.Lookup(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	b, err := parseBool(v)
+	if err != nil {
+		p.bad(name, fmt.Sprintf("must be true or false, got %q", v))
+		return def
+	}
+	return b
+}
+
+func (p *parser) floatRange(name string, def, lo, hi float64) float64 {
+	v, ok := p.src.Lookup(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < lo || f > hi {
+		p.bad(name, fmt.Sprintf("must be a number from %g to %g, got %q", lo, hi, v))
+		return def
+	}
+	return f
+}
+
+func (p *parser) list(name string) []string {
+	var out []string
+	for _, s := range strings.Split(p.str(name, ""), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func (p *parser) oneOf(name, def string, allowed ...string) string {
 	v := strings.ToLower(p.str(name, def))
 	for _, a := range allowed {

@@ -251,6 +251,13 @@ func (t *Tracker) Figures(provider, model string) Figures {
 	return f
 }
 
+// SuccessRate is the fleet-wide share of calls of a series that did not fail
+// over the window, and whether any were measured (route.SuccessRates).
+func (t *Tracker) SuccessRate(provider, model string) (float64, bool) {
+	f := (*t.figures.Load())[seriesKey(provider, model)]
+	return 1 - f.ErrorRate, f.Requests > 0
+}
+
 // All returns every known series' figures, sorted.
 func (t *Tracker) All() []Figures {
 	m := *t.figures.Load()

@@ -16,8 +16,8 @@ import (
 
 // BenchmarkStage measures the stage's added cost per request at RunParallel
 // (GOMAXPROCS goroutines; run with -cpu 64 for concurrency 64): a principal
-// without limits (no store call), and one with rpm, tpm and a spend cap (two
-// Window calls and two Reserve calls) on memkv and, when SVC_TEST_REDIS_URL
+// without limits (no store call), and one with rpm, tpm and a spend cap (one
+// Admit before the call, one Settle after it) on memkv and, when SVC_TEST_REDIS_URL
 // is set, on Redis. Requests are spread over 256 keys and never refused; the
 // terminal handler only sets usage and cost (one small allocation).
 func BenchmarkStage(b *testing.B) {
@@ -72,12 +72,15 @@ func benchStage(b *testing.B, kv store.KV, principal func(id string) *identity.P
 		ctx := context.Background()
 		x := chatExchange(ps[next.Add(1)%int64(len(ps))], 1000, 1000)
 		for pb.Next() {
-			x.Principal = ps[next.Add(1)%int64(len(ps))]
-			x.Header, x.Usage, x.Cost = nil, llm.Usage{}, 0
-			if _, err := h(ctx, x); err != nil {
+			// A fresh exchange: the settlement reads it after the call.
+			y := *x
+			y.Principal = ps[next.Add(1)%int64(len(ps))]
+			y.Header, y.Usage, y.Cost = nil, llm.Usage{}, 0
+			if _, err := h(ctx, &y); err != nil {
 				b.Errorf("request: %v", err)
 				return
 			}
 		}
 	})
+	l.Settled() // the settlements are part of each request's cost
 }

@@ -3,34 +3,41 @@
 // (RATE_LIMIT_REQUESTS_PER_HOUR, virtual keys only), tokens per minute
 // (Principal.TPMLimit) and the spend cap per budget period
 // (Principal.MaxBudgetUSD, BudgetPeriod). Every counter lives in the shared
-// store.KV and is changed only by its atomic Window and Reserve operations
-// (Lua scripts in Redis, a mutex in memory), so limits hold across replicas.
-// It also answers a key's exact current-period spend (Limiter.Spend) and
-// raises a budget event the first time a key reaches its cap in a period.
+// store.KV and is changed only by its atomic operations (Admit, Settle,
+// Reserve: Lua scripts in Redis, a mutex in memory), so limits hold across
+// replicas. It also answers a key's exact current-period spend
+// (Limiter.Spend) and raises a budget event the first time a key reaches its
+// cap in a period.
 //
 // The proxy (which places Limiter.Stage after auth, decode and route) and the
 // wiring (wire, and mgmt for the budget endpoint) import limit; it imports
 // apierr, identity, llm, pipeline, pricing, store and auth (for the budget
 // period helpers auth.PeriodStart and auth.PeriodEnd, which auth owns).
 //
+// # One store call before the provider call
+//
+// A request's checks (rpm, then the hourly cap, then tpm, then the spend
+// reservation) are one store.KV.Admit: one round trip, all or nothing. A
+// request refused by any of them counts in no window and reserves nothing;
+// the refusal names the first window that refused (429), else the spend cap
+// (402). Every key of a principal carries the hash tag {<kind>:<id>}, so the
+// call stays in one Redis Cluster slot.
+//
 // # Windows
 //
-// Request and token limits are exact sliding windows (store.KV.Window): a unit
-// counts from its admission until one window later, with no approximation.
-// A request is checked against rpm, then the hourly cap, then tpm, then the
-// spend cap; a request refused by a later check still counts in the windows
-// of the earlier ones (store operations are per key, and a refused request
-// is still a request).
+// Request and token limits are exact sliding windows (store.KV.Window
+// semantics): a unit counts from its admission until one window later, with
+// no approximation.
 //
 // Tokens: before the call the estimated tokens are admitted into the tpm
 // window: the prompt estimated at one token per four bytes (the text of the
 // chat messages, else the whole body when it is JSON, else 0) plus
-// max_completion_tokens, else
-// max_tokens, else 0. When the call ends and its usage is known, the excess
-// of the actual total over the estimate is added to the window with an
-// unlimited Window call (limit math.MaxInt64) that is never refused. An
-// over-estimate is not given back (a sliding window cannot remove a counted
-// unit), so the window counts max(estimate, actual) per request.
+// max_completion_tokens, else max_tokens, else 0. When the call ends, the
+// request's window entry is rewritten to the actual total (store.KV.Settle),
+// whichever way the estimate missed: the entry keeps its admission time, so
+// the window stays exact and holds one entry per request. A call that fails
+// without usage leaves 0 tokens. (When the call outlasted the window, the
+// entry is gone and only an excess over the estimate is counted, from then.)
 //
 // # Spend
 //
@@ -39,27 +46,31 @@
 // after its period. Before the call the estimated cost (the price table's
 // price of the estimated prompt tokens and of max_tokens completion tokens,
 // DefaultCompletionReserve when the request sets none; 0 for a model without
-// a price) is reserved with Reserve capped at the
-// budget: a reservation that would pass the cap is refused with 402
-// budget_exceeded, so concurrent requests cannot push the counter past the
-// cap through their estimates. When the call ends (for streams, when the
-// stream ends or is closed; nothing is buffered) the counter is settled with
-// the actual cost (Exchange.Cost, set by the provider call) minus the
-// estimate, which always applies; a call that fails before answering gives
-// its reservation back. The overshoot past a cap is therefore bounded by what
-// requests in flight spend beyond their estimates, which with the default
-// reservation needs answers longer than DefaultCompletionReserve. A request whose estimate is 0 is refused once
-// the counter has reached the cap.
+// a price) is reserved, in the Admit call, capped at the budget: a
+// reservation that would pass the cap is refused with 402 budget_exceeded,
+// so concurrent requests cannot push the counter past the cap through their
+// estimates. When the call ends (for streams, when the stream ends or is
+// closed; nothing is buffered) the counter is settled, in the same Settle
+// call as the tpm entry (one round trip after the call), by the
+// actual cost (Exchange.Cost, set by the provider call) minus the estimate,
+// which always applies; a call that fails before answering gives its
+// reservation back, and so does a panic below the stage (settled with the
+// usage and cost known when it panicked; the panic then goes on unchanged).
+// The overshoot past a cap is therefore bounded by what requests in flight
+// spend beyond their estimates, which with the default reservation needs
+// answers longer than DefaultCompletionReserve. A request whose estimate is 0
+// is refused once the counter has reached the cap.
 //
 // # When the store is down
 //
-// Spend caps fail closed: when the KV store cannot reserve, the request is
-// refused with 503 ("limits store unavailable"), because spending money that
-// cannot be accounted for is worse than refusing a request. Rate limits
-// (rpm, hourly, tpm) fail open: the request passes without that limit and a
-// warning is logged (at most one every ten seconds), because an outage of
-// the hot-state store should not take the gateway down with it. Failed
-// settlements are logged; the counter then keeps the estimate.
+// Spend caps fail closed: when the Admit call fails for a key with a spend
+// cap, the request is refused with 503 ("limits store unavailable"), because
+// spending money that cannot be accounted for is worse than refusing a
+// request. Rate limits (rpm, hourly, tpm) fail open: for a key without a
+// spend cap the request passes without them and a warning is logged (at most
+// one every ten seconds), because an outage of the hot-state store should
+// not take the gateway down with it. Failed settlements are logged; the
+// counters then keep the estimates.
 package limit
 
 import (
@@ -157,10 +168,20 @@ func Period(p string) string {
 	return "monthly"
 }
 
+// tag is the hash tag every KV key of a principal carries, so that one
+// Admit can check its windows and reserve its spend in one Redis Cluster
+// slot.
+func tag(kind identity.Kind, id string) string { return "{" + kind.String() + ":" + id + "}" }
+
+// windowKey is the KV key of p's sliding window name (rpm, rph, tpm).
+func windowKey(p *identity.Principal, name string) string {
+	return "limit:" + tag(p.Kind, p.ID) + ":" + name
+}
+
 // spendKey is the KV key of keyID's spend counter for the period starting at
 // start.
 func spendKey(kind identity.Kind, id, period string, start time.Time) string {
-	return "limit:spend:" + kind.String() + ":" + id + ":" + period + ":" + start.Format("20060102")
+	return "limit:" + tag(kind, id) + ":spend:" + period + ":" + start.Format("20060102")
 }
 
 // alertKey marks that the budget event of a counter was raised.

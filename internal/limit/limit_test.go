@@ -177,7 +177,7 @@ func TestTokenLimit(t *testing.T) {
 		t.Errorf("%s = %q, want 3000", HeaderLimitTokens, got)
 	}
 	l.Settled()
-	r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0)
+	r, err := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 3000, 0)
 	if err != nil || r.Used != 2500 {
 		t.Fatalf("tpm window after a call using 2500 tokens: got %+v, %v, want 2500 used", r, err)
 	}
@@ -189,13 +189,56 @@ func TestTokenLimit(t *testing.T) {
 	if hdr.Get(HeaderLimitTokens) != "3000" || hdr.Get(HeaderRemainingTokens) != "500" || hdr.Get(HeaderResetTokens) == "" {
 		t.Errorf("refusal headers = %v, want tokens limit 3000, remaining 500 and a reset", hdr)
 	}
-	// 2500 + 500 fits exactly; an over-estimate is not given back.
+	// 2500 + 500 fits exactly; the over-estimate is given back: 100 used.
 	if _, err := pipeline.Chain(answer(100, 0), l.Stage())(t.Context(), chatExchange(p, 500, 0)); err != nil {
 		t.Fatalf("request filling the window: %v", err)
 	}
 	l.Settled()
-	if r, _ := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 3000, 0); r.Used != 3000 {
-		t.Errorf("tpm window = %d, want 3000", r.Used)
+	if r, _ := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 3000, 0); r.Used != 2600 {
+		t.Errorf("tpm window = %d, want 2600 (2500 + the 100 used)", r.Used)
+	}
+}
+
+// TestTokensSettleExactly checks that the tpm window ends at the actual
+// usage whichever way the estimate missed, on both stores.
+func TestTokensSettleExactly(t *testing.T) {
+	stores := map[string]func(t *testing.T) store.KV{
+		"memory": func(t *testing.T) store.KV { return newMemKV(t) },
+		"redis":  func(t *testing.T) store.KV { return storetest.RedisKV(t) },
+	}
+	tests := []struct {
+		name              string
+		prompt, maxTokens int   // estimate: prompt + maxTokens
+		used              int64 // actual total
+		fail              bool  // the call fails without usage
+	}{
+		{"estimated 1000, used 100", 500, 500, 100, false},
+		{"estimated 1000, used 1800", 500, 500, 1800, false},
+		{"estimated 1000, exact", 500, 500, 1000, false},
+		{"estimated 0, used 40", 0, 0, 40, false},
+		{"failed call", 500, 500, 0, true},
+	}
+	for sname, open := range stores {
+		for _, tt := range tests {
+			t.Run(sname+"/"+tt.name, func(t *testing.T) {
+				kv := open(t)
+				l := New(kv, testPrices(t), Options{})
+				p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000}
+				next := answer(tt.used/2, tt.used-tt.used/2)
+				if tt.fail {
+					next = func(context.Context, *pipeline.Exchange) (*pipeline.Response, error) {
+						return nil, apierr.New(apierr.UpstreamError, "upstream_error", "upstream failed")
+					}
+				}
+				x := chatExchange(p, tt.prompt, tt.maxTokens)
+				_, _ = pipeline.Chain(next, l.Stage())(t.Context(), x)
+				l.Settled()
+				r, err := kv.Window(t.Context(), windowKey(p, "tpm"), time.Minute, 100000, 0)
+				if err != nil || r.Used != tt.used {
+					t.Errorf("tpm window after the call = %+v, %v, want %d used", r, err, tt.used)
+				}
+			})
+		}
 	}
 }
 
@@ -439,7 +482,7 @@ func TestStreamsSettleAtTheEnd(t *testing.T) {
 				t.Errorf("spend after the stream ended = %v, want 0.004 (settled)", spend())
 			}
 			l.Settled()
-			r, err := kv.Window(t.Context(), "limit:tpm:virtual_key:k", time.Minute, 100000, 0)
+			r, err := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 100000, 0)
 			if err != nil || r.Used != 2500 {
 				t.Errorf("tpm window after the stream = %+v, %v, want 2500 used", r, err)
 			}
@@ -466,6 +509,16 @@ func (c *countingKV) IncrBy(ctx context.Context, key string, delta int64, ttl ti
 func (c *countingKV) Window(ctx context.Context, key string, window time.Duration, limit, cost int64) (store.WindowResult, error) {
 	c.calls.Add(1)
 	return c.KV.Window(ctx, key, window, limit, cost)
+}
+
+func (c *countingKV) Admit(ctx context.Context, req store.AdmitRequest) (store.AdmitResult, error) {
+	c.calls.Add(1)
+	return c.KV.Admit(ctx, req)
+}
+
+func (c *countingKV) Settle(ctx context.Context, req store.SettleRequest) (store.SettleResult, error) {
+	c.calls.Add(1)
+	return c.KV.Settle(ctx, req)
 }
 
 func (c *countingKV) Reserve(ctx context.Context, key string, amount, cap int64, ttl time.Duration) (bool, int64, error) {
@@ -624,5 +677,96 @@ func TestRawSettlesAtTheEnd(t *testing.T) {
 	}
 	if s, _ := l.Spend(t.Context(), "k", "", 1); !near(s, 0.0001) {
 		t.Errorf("spend after the body ended = %v, want 0.0001 (settled)", s)
+	}
+}
+
+// TestPanicSettles checks that a panic below the stage still settles the
+// spend reservation and the tpm estimate to what was used, and goes on
+// unchanged.
+func TestPanicSettles(t *testing.T) {
+	tests := []struct {
+		name      string
+		tokens    int64   // usage set before the panic
+		cost      float64 // cost set before the panic
+		wantSpend float64
+	}{
+		{"before the provider answered", 0, 0, 0},
+		{"after usage was known", 300, 0.0005, 0.0005},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := newMemKV(t)
+			l := New(kv, testPrices(t), Options{})
+			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 10, BudgetPeriod: "daily"}
+			boom := errors.New("boom")
+			next := func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+				x.Usage = llm.Usage{PromptTokens: tt.tokens}
+				x.Cost = tt.cost
+				panic(boom)
+			}
+			func() {
+				defer func() {
+					if v := recover(); v != boom {
+						t.Errorf("recovered %v, want the original panic value %v", v, boom)
+					}
+				}()
+				_, _ = pipeline.Chain(next, l.Stage())(t.Context(), chatExchange(p, 500, 500))
+				t.Errorf("the stage returned, want the panic to go on")
+			}()
+			l.Settled()
+			r, err := kv.Window(t.Context(), windowKey(p, "tpm"), time.Minute, 100000, 0)
+			if err != nil || r.Used != tt.tokens {
+				t.Errorf("tpm window after the panic = %+v, %v, want %d used", r, err, tt.tokens)
+			}
+			spent, err := l.Spend(t.Context(), "k", "daily", 10)
+			if err != nil || spent != tt.wantSpend {
+				t.Errorf("spend after the panic = %v, %v, want %v (the reservation settled)", spent, err, tt.wantSpend)
+			}
+		})
+	}
+}
+
+// TestOneStoreCallAllOrNothing checks that the checks before the call are one
+// store call, and that a request refused by any limit counts in none.
+func TestOneStoreCallAllOrNothing(t *testing.T) {
+	kv := &countingKV{KV: newMemKV(t)}
+	l := New(kv, testPrices(t), Options{HourlyRequests: 100})
+	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 2, TPMLimit: 100, MaxBudgetUSD: 0.001, BudgetPeriod: "daily"}
+	var before int64 = -1
+	next := func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		before = kv.calls.Load()
+		return answer(5, 5)(ctx, x)
+	}
+	h := pipeline.Chain(next, l.Stage())
+	// Refused by tpm (estimate 200 > 100) and by the budget (4096
+	// completion tokens reserved: $0.0082 > $0.001): nothing counted.
+	_, err := h(t.Context(), chatExchange(p, 200, 0))
+	wantRefusal(t, err, apierr.RateLimited, "rate_limit_exceeded")
+	_, err = h(t.Context(), chatExchange(p, 10, 0))
+	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
+	// Both rpm slots are still free.
+	for i := range 2 {
+		l.Settled()
+		start := kv.calls.Load()
+		x := chatExchange(p, 10, 10)
+		if _, err := h(t.Context(), x); err != nil {
+			t.Fatalf("request %d after the refusals: %v", i+1, err)
+		}
+		if got, want := x.Header.Get(HeaderRemainingRequests), strconv.Itoa(1-i); got != want {
+			t.Errorf("request %d: %s = %q, want %q", i+1, HeaderRemainingRequests, got, want)
+		}
+		if n := before - start; n != 1 {
+			t.Errorf("request %d: %d store calls before the provider call, want 1", i+1, n)
+		}
+	}
+	l.Settled()
+	for _, w := range []struct {
+		name string
+		want int64
+	}{{"rpm", 2}, {"rph", 2}, {"tpm", 20}} {
+		r, err := kv.Window(t.Context(), windowKey(p, w.name), time.Hour, 1000, 0)
+		if err != nil || r.Used != w.want {
+			t.Errorf("%s window = %+v, %v, want %d used", w.name, r, err, w.want)
+		}
 	}
 }

@@ -65,83 +65,123 @@ type reservation struct {
 	period string
 }
 
+// windowCheck is one of the principal's windows: the store check and how the
+// refusal names it.
+type windowCheck struct {
+	store.WindowCheck
+	what string // "requests" or "tokens", for the headers and the refusal
+	per  string // "minute" or "hour", for the refusal
+}
+
+// describe says what c allows, for the refusal message (formatted only then).
+func (c *windowCheck) describe() string {
+	s := fmt.Sprintf("%d %s per %s", c.Limit, c.what, c.per)
+	if c.what == "tokens" {
+		s += fmt.Sprintf(" (this request is estimated at %d)", c.Cost)
+	}
+	return s
+}
+
 func (l *Limiter) serve(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, next pipeline.Handler) (*pipeline.Response, error) {
 	if x.Header == nil {
 		x.Header = make(http.Header)
 	}
-	who := p.Kind.String() + ":" + p.ID
 	est := estimate(x)
 
-	// Requests: rpm, then the hourly cap. The headers report the tighter.
-	var reqs *store.WindowResult
+	// One atomic store call before the provider call: rpm, the hourly cap
+	// and tpm (the estimate; settled to the actual usage at the end), and
+	// the spend reservation. All or nothing: a refused request counts in no
+	// window and reserves nothing.
+	var checks []windowCheck
 	if p.RPMLimit > 0 {
-		r, err := l.window(ctx, "limit:rpm:"+who, time.Minute, int64(p.RPMLimit), 1)
-		if r != nil {
-			reqs = r
-			if !r.Allowed {
-				return nil, refuse(x.Header, "requests", r, fmt.Sprintf("%d requests per minute", p.RPMLimit))
-			}
-		} else {
-			l.failOpen("rpm", err)
-		}
+		checks = append(checks, windowCheck{store.WindowCheck{Key: windowKey(p, "rpm"), Window: time.Minute, Limit: int64(p.RPMLimit), Cost: 1},
+			"requests", "minute"})
 	}
 	if l.hourly > 0 && p.Kind == identity.VirtualKey {
-		r, err := l.window(ctx, "limit:rph:"+who, time.Hour, l.hourly, 1)
-		if r != nil {
-			if reqs == nil || remaining(r) < remaining(reqs) || !r.Allowed {
-				reqs = r
+		checks = append(checks, windowCheck{store.WindowCheck{Key: windowKey(p, "rph"), Window: time.Hour, Limit: l.hourly, Cost: 1},
+			"requests", "hour"})
+	}
+	tpmAt := -1
+	if p.TPMLimit > 0 {
+		tpmAt = len(checks)
+		checks = append(checks, windowCheck{store.WindowCheck{Key: windowKey(p, "tpm"), Window: time.Minute, Limit: int64(p.TPMLimit), Cost: est.tokens()},
+			"tokens", "minute"})
+	}
+	req := store.AdmitRequest{Windows: make([]store.WindowCheck, len(checks))}
+	for i, c := range checks {
+		req.Windows[i] = c.WindowCheck
+	}
+	var res *reservation
+	if p.MaxBudgetUSD > 0 {
+		res = l.reservation(x, p, est)
+		req.Reserve = &store.Reservation{Key: res.key, Amount: res.amount, Cap: res.cap, TTL: res.ttl}
+	}
+	r, err := l.kv.Admit(ctx, req)
+	if err != nil {
+		if res != nil {
+			// Spend caps fail closed.
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", err)
 			}
-			if !r.Allowed {
-				return nil, refuse(x.Header, "requests", r, fmt.Sprintf("%d requests per hour", l.hourly))
-			}
-		} else {
-			l.failOpen("hourly", err)
+			return nil, apierr.Wrap(apierr.Unavailable, "limits_store_unavailable", "limits store unavailable", err)
+		}
+		l.failOpen("rate", err) // rate limits fail open
+		return next(ctx, x)
+	}
+
+	// Headers: the tighter request window, and the token window.
+	var reqs *store.WindowResult
+	for i, c := range checks {
+		w := &r.Windows[i]
+		switch {
+		case c.what == "tokens":
+			setHeaders(x.Header, "tokens", w)
+		case reqs == nil || (reqs.Allowed && (!w.Allowed || remaining(w) < remaining(reqs))):
+			reqs = w // the first refused, else the one with less left
 		}
 	}
 	if reqs != nil {
 		setHeaders(x.Header, "requests", reqs)
 	}
-
-	// Tokens: the estimate now, the excess of the actual usage at the end.
-	tpm := p.TPMLimit > 0
-	if tpm {
-		r, err := l.window(ctx, "limit:tpm:"+who, time.Minute, int64(p.TPMLimit), est.tokens())
-		if r != nil {
-			if !r.Allowed {
-				return nil, refuse(x.Header, "tokens", r, fmt.Sprintf("%d tokens per minute (this request is estimated at %d)", p.TPMLimit, est.tokens()))
-			}
-			setHeaders(x.Header, "tokens", r)
-		} else {
-			l.failOpen("tpm", err)
-			tpm = false
-		}
+	if i := r.Refused(); i >= 0 {
+		return nil, refuse(x.Header, checks[i].what, &r.Windows[i], checks[i].describe())
 	}
-
-	// Spend: reserve the estimated cost against the cap.
-	var res *reservation
-	if p.MaxBudgetUSD > 0 {
-		var err error
-		if res, err = l.reserve(ctx, x, p, est); err != nil {
-			return nil, err
+	if res != nil {
+		if !r.Reserved {
+			now := l.now()
+			return nil, apierr.Newf(apierr.BudgetExceeded, "budget_exceeded",
+				"budget exceeded: this key's %s spend cap of %s is reached (spent %s; the period resets at %s)",
+				res.period, dollars(p.MaxBudgetUSD), dollars(usd(r.Total)), auth.PeriodEnd(res.period, now).Format(time.RFC3339))
 		}
+		l.crossed(ctx, p, res, r.Total-res.amount, r.Total)
 	}
-	if !tpm && res == nil {
+	var tpm *tokens
+	if tpmAt >= 0 {
+		tpm = &tokens{key: req.Windows[tpmAt].Key, entry: r.Windows[tpmAt].Entry, estimate: est.tokens()}
+	}
+	if tpm == nil && res == nil {
 		return next(ctx, x)
 	}
+	return l.call(ctx, x, p, next, tpm, res)
+}
 
+// tokens is the tpm window's entry for a request, to settle when it ends.
+type tokens struct {
+	key      string
+	entry    string // store.WindowResult.Entry; "" when the estimate was 0
+	estimate int64
+}
+
+// call runs next and settles the tpm entry and the spend reservation when the
+// call ends: at once, at the end of a stream or raw body, or when next
+// panics (a deferred settlement, so that the proxy's recovery into a 500
+// leaves no reservation or estimate behind; the panic goes on unchanged).
+func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, next pipeline.Handler,
+	tpm *tokens, res *reservation) (*pipeline.Response, error) {
 	settle := func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 		defer cancel()
-		if tpm {
-			if extra := x.Usage.Total() - est.tokens(); extra > 0 {
-				if _, err := l.kv.Window(ctx, "limit:tpm:"+who, time.Minute, math.MaxInt64, extra); err != nil {
-					l.log.Error("limits: could not count a request's tokens beyond its estimate", "principal", who, "tokens", extra, "err", err)
-				}
-			}
-		}
-		if res != nil {
-			l.settle(ctx, p, res, micros(x.Cost)-res.amount)
-		}
+		l.settle(ctx, p, x, tpm, res)
 	}
 	// Settlements run off the response path: they only correct a counter
 	// the reservation already bounded (Settled waits for them).
@@ -152,7 +192,14 @@ func (l *Limiter) serve(ctx context.Context, x *pipeline.Exchange, p *identity.P
 			settle(ctx)
 		}()
 	}
+	returned := false
+	defer func() {
+		if !returned {
+			settleAsync() // next panicked: settle with what was used (usually nothing)
+		}
+	}()
 	resp, err := next(ctx, x)
+	returned = true
 	switch {
 	case err != nil || resp == nil:
 		settleAsync()
@@ -166,57 +213,49 @@ func (l *Limiter) serve(ctx context.Context, x *pipeline.Exchange, p *identity.P
 	return resp, err
 }
 
-// window runs one Window call; on a store failure it returns nil and the error.
-func (l *Limiter) window(ctx context.Context, key string, win time.Duration, limit, cost int64) (*store.WindowResult, error) {
-	r, err := l.kv.Window(ctx, key, win, limit, cost)
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// reserve reserves the estimated cost of x against p's spend cap.
-func (l *Limiter) reserve(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, est estimated) (*reservation, error) {
+// reservation prices the reservation of x's estimated cost against p's
+// spend cap in the current period.
+func (l *Limiter) reservation(x *pipeline.Exchange, p *identity.Principal, est estimated) *reservation {
 	period := Period(p.BudgetPeriod)
-	now := l.now()
-	start := auth.PeriodStart(period, now)
-	res := &reservation{
+	start := auth.PeriodStart(period, l.now())
+	return &reservation{
 		key:    spendKey(p.Kind, p.ID, period, start),
 		amount: micros(l.cost(x, est)),
 		cap:    micros(p.MaxBudgetUSD),
 		ttl:    periodTTL(period, start),
 		period: period,
 	}
-	ok, total, err := l.kv.Reserve(ctx, res.key, res.amount, res.cap, res.ttl)
-	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", err)
-	}
-	if err != nil {
-		return nil, apierr.Wrap(apierr.Unavailable, "limits_store_unavailable", "limits store unavailable", err)
-	}
-	if ok && res.amount == 0 && total >= res.cap {
-		ok = false // nothing to reserve, but the cap is already reached
-	}
-	if !ok {
-		return nil, apierr.Newf(apierr.BudgetExceeded, "budget_exceeded",
-			"budget exceeded: this key's %s spend cap of %s is reached (spent %s; the period resets at %s)",
-			period, dollars(p.MaxBudgetUSD), dollars(usd(total)), auth.PeriodEnd(period, now).Format(time.RFC3339))
-	}
-	l.crossed(ctx, p, res, total-res.amount, total)
-	return res, nil
 }
 
-// settle applies delta micro-USD to a reservation's counter; it always applies.
-func (l *Limiter) settle(ctx context.Context, p *identity.Principal, res *reservation, delta int64) {
-	if delta == 0 {
+// settle corrects, in one store call, the request's tpm entry to the actual
+// tokens (both ways: the entry keeps its admission time, so the window stays
+// exact) and its spend reservation by the actual cost minus the estimate;
+// both always apply.
+func (l *Limiter) settle(ctx context.Context, p *identity.Principal, x *pipeline.Exchange, tpm *tokens, res *reservation) {
+	var req store.SettleRequest
+	if tpm != nil {
+		if actual := max(x.Usage.Total(), 0); actual != tpm.estimate {
+			req.Windows = []store.Amendment{{Key: tpm.key, Window: time.Minute, Entry: tpm.entry, Cost: actual}}
+		}
+	}
+	var delta int64
+	if res != nil {
+		if delta = micros(x.Cost) - res.amount; delta != 0 {
+			req.Counter = &store.Adjustment{Key: res.key, Delta: delta, TTL: res.ttl}
+		}
+	}
+	if req.Windows == nil && req.Counter == nil {
 		return
 	}
-	_, total, err := l.kv.Reserve(ctx, res.key, delta, 0, res.ttl)
+	r, err := l.kv.Settle(ctx, req)
 	if err != nil {
-		l.log.Error("limits: could not settle a spend reservation", "principal", p.Kind.String()+":"+p.ID, "delta_usd", usd(delta), "err", err)
+		l.log.Error("limits: could not settle a request's tokens and spend", "principal", p.Kind.String()+":"+p.ID,
+			"tokens", x.Usage.Total(), "delta_usd", usd(delta), "err", err)
 		return
 	}
-	l.crossed(ctx, p, res, total-delta, total)
+	if req.Counter != nil {
+		l.crossed(ctx, p, res, r.Total-delta, r.Total)
+	}
 }
 
 // crossed raises the budget event when the counter went from below the cap

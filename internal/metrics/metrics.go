@@ -147,3 +147,9 @@ func (m *Metrics) Observe(r Request) {
 		m.ProviderErrors.WithLabelValues(provider, code(r.UpstreamStatus)).Inc()
 	}
 }
+
+// CacheHit counts a semantic cache hit in tier (L1, L2, L3).
+func (m *Metrics) CacheHit(tier string) { m.CacheHits.WithLabelValues(tier).Inc() }
+
+// CacheMiss counts a semantic cache miss.
+func (m *Metrics) CacheMiss() { m.CacheMisses.Inc() }

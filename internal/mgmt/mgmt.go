@@ -18,6 +18,7 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/limit"
@@ -38,6 +39,8 @@ type Deps struct {
 	// Routing serves /api/routing/* (may be nil); LastFailure feeds its status.
 	Routing     *route.Live
 	LastFailure func() *route.Failure
+	// Cache serves /api/metacache/* (may be nil).
+	Cache *cache.Admin
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
 	// with the key's masked prefix.
 	EnvKeys map[string]string
@@ -77,6 +80,10 @@ func (a *API) Handler() http.Handler {
 	admin.HandleFunc("GET /api/vas/logs", a.logs)
 	admin.HandleFunc("GET /api/vas/metrics", a.logMetrics)
 	admin.HandleFunc("GET /api/providers/perf", a.providerPerf)
+	if a.d.Cache != nil {
+		admin.HandleFunc("GET /api/metacache/stats", a.metacacheStats)
+		admin.HandleFunc("POST /api/metacache/flush", a.metacacheFlush)
+	}
 	if a.d.Routing != nil {
 		if a.d.LastFailure != nil {
 			NewRoutingAPI(a.d.Routing, a.d.Now, a.d.LastFailure).Register(admin)

@@ -80,6 +80,19 @@ type Exchange struct {
 
 	// Header holds response headers stages add for the caller (x-svc-*, limits).
 	Header http.Header
+
+	// Cache is what the cache stage found; nil when it did not look (or missed).
+	Cache *CacheHit
+}
+
+// CacheHit describes an answer served from the semantic cache.
+type CacheHit struct {
+	Tier        string  // L1, L2 or L3
+	Key         string  // the entry's key (x-svc-cache-key)
+	Similarity  float64 // cosine similarity of the prompts (L3; 1 for exact tiers)
+	Query       string  // the cached prompt that matched
+	TokensSaved int64   // the tokens the cached answer cost when it was made
+	CostSaved   float64 // and its cost, USD
 }
 
 // Response is a stage's answer: a complete Body, an SSE Stream, or a Raw

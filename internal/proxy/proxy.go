@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
@@ -52,7 +53,9 @@ type Deps struct {
 	// chains are listed by GET /v1/models.
 	Routing func() *route.Config
 	// Limits enforces the keys' rate limits and spend caps (may be nil).
-	Limits  *limit.Limiter
+	Limits *limit.Limiter
+	// Cache is the semantic cache of chat completions (may be nil: off).
+	Cache   *cache.Cache
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
 	// MaxBodyBytes bounds request bodies (413 above).
@@ -83,6 +86,7 @@ func New(d Deps) *Proxy {
 		p.decodeChat,
 		p.planStage,
 		p.limitStage,
+		p.cacheStage,
 		p.routeStage,
 	)
 	return p
@@ -158,4 +162,12 @@ func (p *Proxy) limitStage(next pipeline.Handler) pipeline.Handler {
 		return next
 	}
 	return p.d.Limits.Stage()(next)
+}
+
+// cacheStage is the semantic cache, or nothing when it is off.
+func (p *Proxy) cacheStage(next pipeline.Handler) pipeline.Handler {
+	if p.d.Cache == nil {
+		return next
+	}
+	return p.d.Cache.Stage()(next)
 }

@@ -5,7 +5,11 @@ import "strings"
 // intelligentChain is the chain the intelligent router plans with when a
 // model names no provider, no family and no alias: the default provider and
 // every provider whose <PROVIDER>_ENABLED is true, ordered by the configured
-// strategy and health like any chain, each tried in turn on failure. Nil when
+// strategy and health like any chain, each tried in turn on failure. When
+// any strategy weight is set, the weighted score (scoreOrder) orders them
+// instead of the strategy: the weights choose among providers for a model
+// that names none, while named chains keep their strategy and target
+// weights. Nil when
 // fewer than two providers qualify (the default alone needs no plan).
 func (r *Resolver) intelligentChain(cfg *Config, model string, d Decision) *Chain {
 	if _, aliased := cfg.ModelMap[model]; aliased || r.inferred(model) {
@@ -20,8 +24,11 @@ func (r *Resolver) intelligentChain(cfg *Config, model string, d Decision) *Chai
 	if len(targets) < 2 {
 		return nil
 	}
-	return &Chain{Name: "intelligent", Targets: targets, MaxRetries: len(targets) - 1}
+	return &Chain{Name: intelligentName, Targets: targets, MaxRetries: len(targets) - 1}
 }
+
+// intelligentName names the intelligent router's chain.
+const intelligentName = "intelligent"
 
 // inferred reports whether model names its provider: a <provider>/ prefix
 // or a model family.

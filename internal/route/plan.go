@@ -195,6 +195,9 @@ func (r *Resolver) planChain(cfg *Config, ch *Chain, now time.Time) (Plan, error
 		strategy = StrategyPriority
 	}
 	order := r.order(strategy, ch)
+	if ch.Name == intelligentName && cfg.Strategy.Weights.set() {
+		strategy, order = StrategyScore, r.scoreOrder(cfg.Strategy.Weights, ch, order)
+	}
 	var healthy, unhealthy []Decision
 	overBudget := 0
 	for _, i := range order {

@@ -21,11 +21,13 @@ const spendTTL = 48 * time.Hour
 // every replica) and answers OverDailyBudget, on the hot path, from a local
 // copy refreshed by Add and by Run every second: no I/O per request. It
 // implements Budgets; a new UTC day starts at zero, so eligibility returns at
-// midnight.
+// midnight. The Add that takes a provider to its daily budget raises a
+// BudgetThreshold event (OnBudget), once per provider and day fleet-wide.
 type Spend struct {
-	kv  store.KV
-	cfg func() *Config
-	log *slog.Logger
+	kv       store.KV
+	cfg      func() *Config
+	log      *slog.Logger
+	onBudget func(BudgetEvent)
 
 	mu   sync.Mutex // serialises snapshot swaps
 	snap atomic.Pointer[spendSnapshot]
@@ -44,8 +46,63 @@ func NewSpend(kv store.KV, cfg func() *Config, log *slog.Logger) *Spend {
 		log = slog.Default()
 	}
 	s := &Spend{kv: kv, cfg: cfg, log: log}
+	s.onBudget = s.logBudget
 	s.snap.Store(&spendSnapshot{})
 	return s
+}
+
+// BudgetEvent says that a provider's spend reached its daily budget: a
+// BudgetThreshold alert.
+type BudgetEvent struct {
+	Provider  string
+	Day       string // the UTC day, YYYY-MM-DD
+	BudgetUSD float64
+	SpentUSD  float64
+}
+
+// OnBudget sets the hook called when a provider's spend first reaches its
+// daily budget: once per provider and UTC day across every replica sharing
+// the store, by the replica whose Add crossed it, on Add's goroutine (it must
+// not block). Without it the event is logged at warn. Call it before the
+// Spend is used; nil restores the log.
+func (s *Spend) OnBudget(f func(BudgetEvent)) *Spend {
+	if f == nil {
+		f = s.logBudget
+	}
+	s.onBudget = f
+	return s
+}
+
+// logBudget is the default budget hook.
+func (s *Spend) logBudget(ev BudgetEvent) {
+	s.log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
+		"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
+}
+
+// alertKey marks that the budget event of a provider's day was raised.
+func alertKey(provider, day string) string { return spendKey(provider, day) + ":alerted" }
+
+// crossed raises the budget event when the day's spend went from below the
+// provider's budget (before) to at or above it (after), once per provider
+// and day across replicas: the first replica to reserve the alert marker
+// (a counter capped at 1) raises it.
+func (s *Spend) crossed(ctx context.Context, provider, day string, before, after int64) {
+	budget, ok := s.cfg().Budget(provider)
+	if !ok || budget <= 0 {
+		return
+	}
+	limit := int64(math.Round(budget * 1e6))
+	if before >= limit || after < limit {
+		return
+	}
+	first, _, err := s.kv.Reserve(ctx, alertKey(provider, day), 1, 1, spendTTL)
+	if err != nil {
+		s.log.Error("provider spend: could not record a budget event", "provider", provider, "err", err)
+		return
+	}
+	if first {
+		s.onBudget(BudgetEvent{Provider: provider, Day: day, BudgetUSD: budget, SpentUSD: float64(after) / 1e6})
+	}
 }
 
 func spendDay(now time.Time) string { return now.UTC().Format(time.DateOnly) }
@@ -58,11 +115,13 @@ func (s *Spend) Add(ctx context.Context, provider string, usd float64, now time.
 		return 0, fmt.Errorf("route: spend of %v USD on %q: want a number from 0 to 1e9", usd, provider)
 	}
 	day := spendDay(now)
-	total, err := s.kv.IncrBy(ctx, spendKey(provider, day), int64(math.Round(usd*1e6)), spendTTL)
+	delta := int64(math.Round(usd * 1e6))
+	total, err := s.kv.IncrBy(ctx, spendKey(provider, day), delta, spendTTL)
 	if err != nil {
 		return 0, fmt.Errorf("route: count spend on %q: %w", provider, err)
 	}
 	s.record(day, map[string]int64{provider: total})
+	s.crossed(ctx, provider, day, total-delta, total)
 	return float64(total) / 1e6, nil
 }
 

@@ -1,10 +1,15 @@
 package route_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/svc-gateway/svc/internal/route"
+	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
@@ -94,5 +99,72 @@ func TestSpendRedis(t *testing.T) {
 	}
 	if !other.OverDailyBudget("groq", now) {
 		t.Error("not over budget at 0.5 of 0.5 across replicas")
+	}
+}
+
+// TestSpendBudgetEvent checks that the Add crossing a provider's daily budget
+// raises one BudgetThreshold event per provider and UTC day across replicas,
+// on both stores.
+func TestSpendBudgetEvent(t *testing.T) {
+	stores := map[string]func(t *testing.T) store.KV{
+		"memory": func(t *testing.T) store.KV { return newKV(t) },
+		"redis":  func(t *testing.T) store.KV { return storetest.RedisKV(t) },
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			kv := open(t)
+			cfg := &route.Config{Budgets: []route.ProviderBudget{{Provider: "openai", DailyBudgetUSD: 1}}}
+			var (
+				mu     sync.Mutex
+				events []route.BudgetEvent
+			)
+			hook := func(ev route.BudgetEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				events = append(events, ev)
+			}
+			var replicas []*route.Spend
+			for range 3 {
+				replicas = append(replicas, route.NewSpend(kv, func() *route.Config { return cfg }, nil).OnBudget(hook))
+			}
+			day := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+			// Below the budget: no event.
+			if _, err := replicas[0].Add(t.Context(), "openai", 0.5, day); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := replicas[0].Add(t.Context(), "anthropic", 5, day); err != nil { // no budget
+				t.Fatal(err)
+			}
+			if len(events) != 0 {
+				t.Fatalf("events below the budget: %+v, want none", events)
+			}
+			// 60 concurrent Adds of 0.1 through three replicas cross it once.
+			add := func(when time.Time) {
+				var wg sync.WaitGroup
+				for i := range 60 {
+					wg.Go(func() {
+						if _, err := replicas[i%3].Add(t.Context(), "openai", 0.1, when); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			add(day)
+			want := []route.BudgetEvent{{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1}}
+			opt := cmpopts.IgnoreFields(route.BudgetEvent{}, "SpentUSD")
+			if diff := cmp.Diff(want, events, opt); diff != "" {
+				t.Fatalf("events after crossing (-want +got):\n%s", diff)
+			}
+			if s := events[0].SpentUSD; s < 1 || s > 1.05 {
+				t.Errorf("event SpentUSD = %v, want the total of the crossing Add (1 to 1.05)", s)
+			}
+			// The next UTC day crosses afresh.
+			add(day.Add(24 * time.Hour))
+			want = append(want, route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1})
+			if diff := cmp.Diff(want, events, opt); diff != "" {
+				t.Errorf("events after the next day's crossing (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

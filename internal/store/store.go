@@ -53,6 +53,28 @@ type KV interface {
 	// key counts as 0; ttl applies on creation (≤ 0: no expiry), and a refused
 	// reservation does not create the key.
 	Reserve(ctx context.Context, key string, amount, cap int64, ttl time.Duration) (ok bool, total int64, err error)
+	// Admit runs several sliding-window admissions and an optional
+	// reservation as one atomic operation (one round trip on Redis): all or
+	// nothing. Each window is checked as Window checks it and the
+	// reservation as AdmitRequest.Reserve describes; when every one has room,
+	// every cost is admitted and the amount reserved, else nothing is
+	// counted. The result reports each window's state and which refused.
+	// Window keys follow Window's rules (not used by other operations) and
+	// must be distinct. On Redis Cluster every key of one call must hash to
+	// the same slot: give them one hash tag ({…}) in the key or the prefix.
+	Admit(ctx context.Context, req AdmitRequest) (AdmitResult, error)
+	// Settle applies the end-of-call corrections of an Admit as one atomic
+	// operation (one round trip on Redis): it rewrites admitted window
+	// entries and adjusts a counter. Each SettleRequest.Windows entry sets
+	// the cost of one admitted entry (WindowResult.Entry from Window or
+	// Admit) to Cost ≥ 0, keeping its admission time: the window's count
+	// changes by the difference and stays exact, and no entry is added. When
+	// the entry has already left the window (or Entry is "", nothing was
+	// admitted), the excess of Cost over the entry's original cost, if any,
+	// is admitted now as a new entry, never refused. Window must be the
+	// window the entry was admitted with. The counter adjustment always
+	// applies, as Reserve with no cap does. Keys follow Admit's rules.
+	Settle(ctx context.Context, req SettleRequest) (SettleResult, error)
 
 	// AppendLog appends values, in order, to the time-ordered log at key and
 	// then trims it to lim: entries older than lim.MaxAge are dropped, and the
@@ -84,6 +106,95 @@ type WindowResult struct {
 	// ResetIn is the time until the oldest counted unit leaves the window
 	// (0 when the window is empty).
 	ResetIn time.Duration
+	// Entry identifies the entry this call admitted (Allowed, cost > 0), for
+	// Settle; "" when it admitted none. Opaque, meaningful to the same store.
+	Entry string
+}
+
+// WindowCheck is one sliding window of an Admit call; the fields mean what
+// Window's parameters mean.
+type WindowCheck struct {
+	Key    string
+	Window time.Duration
+	Limit  int64
+	Cost   int64
+}
+
+// Reservation is the reservation of an Admit call: Amount ≥ 0 added to the
+// integer counter at Key (a missing key counts as 0 and gets TTL on
+// creation, ≤ 0: no expiry). With Cap > 0 it is refused when the counter
+// plus Amount would exceed Cap or the counter is already at or above Cap (so
+// a zero amount is refused once the cap is reached); Cap ≤ 0 never refuses.
+type Reservation struct {
+	Key    string
+	Amount int64
+	Cap    int64
+	TTL    time.Duration
+}
+
+// AdmitRequest is the input of KV.Admit: windows, checked in order, and an
+// optional reservation.
+type AdmitRequest struct {
+	Windows []WindowCheck
+	Reserve *Reservation
+}
+
+// AdmitResult is the outcome of KV.Admit.
+type AdmitResult struct {
+	// Allowed is true when every window and the reservation had room, and
+	// so everything was counted.
+	Allowed bool
+	// Windows has one result per AdmitRequest.Windows, in order: Allowed
+	// says whether that window had room; Used includes the call's cost only
+	// when the whole admission was Allowed; Entry is set only then.
+	Windows []WindowResult
+	// Reserved says whether the reservation had room (true without one).
+	Reserved bool
+	// Total is the reservation counter's value after the call (unchanged
+	// when refused); 0 without a reservation.
+	Total int64
+}
+
+// Amendment is one window entry to rewrite in a Settle call.
+type Amendment struct {
+	Key    string
+	Window time.Duration
+	Entry  string // WindowResult.Entry of the admission
+	Cost   int64  // the entry's actual cost, ≥ 0
+}
+
+// Adjustment adds Delta (any sign, never refused) to the integer counter at
+// Key in a Settle call; a missing key counts as 0 and gets TTL on creation
+// (≤ 0: no expiry).
+type Adjustment struct {
+	Key   string
+	Delta int64
+	TTL   time.Duration
+}
+
+// SettleRequest is the input of KV.Settle.
+type SettleRequest struct {
+	Windows []Amendment
+	Counter *Adjustment
+}
+
+// SettleResult is the outcome of KV.Settle: each window's state after (with
+// the amended entry's new id in Entry, "" when it was removed or not found
+// and nothing added), and the counter's value after (0 without one).
+type SettleResult struct {
+	Windows []WindowResult
+	Total   int64
+}
+
+// Refused returns the index of the first window that refused, or -1 when
+// every window had room.
+func (r AdmitResult) Refused() int {
+	for i, w := range r.Windows {
+		if !w.Allowed {
+			return i
+		}
+	}
+	return -1
 }
 
 // LogLimit bounds a KV log by age and by number of entries.

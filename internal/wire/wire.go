@@ -14,10 +14,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/cache"
+	"github.com/svc-gateway/svc/internal/cache/embed"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/keyvault"
@@ -147,7 +150,11 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 	if err := live.Load(ctx); err != nil {
 		return nil, fmt.Errorf("routing config: %w", err)
 	}
-	spend := route.NewSpend(kv, live.Current, log)
+	// The alerts work will send these as webhooks; until then they are logged.
+	spend := route.NewSpend(kv, live.Current, log).OnBudget(func(ev route.BudgetEvent) {
+		log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
+			"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
+	})
 	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run},
 		app.Func{N: "health", F: tracker.Run}, app.Func{N: "routing-config", F: live.Run}, app.Func{N: "provider-spend", F: spend.Run})
 	var lastFailure func() *route.Failure
@@ -168,9 +175,17 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		resolver := route.NewResolver(reg).WithSources(route.Sources{
 			Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
 		})
+		// The cache's provider embedder calls through the proxy, made below.
+		var embedVia func(ctx context.Context, texts []string) ([][]float32, error)
+		sc, err := semanticCache(cfg.Cache, kv, m, log, func(ctx context.Context, texts []string) ([][]float32, error) {
+			return embedVia(ctx, texts)
+		})
+		if err != nil {
+			return nil, err
+		}
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
-			Limits: limiter,
+			Limits: limiter, Cache: sc,
 			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
@@ -183,10 +198,15 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		p.ProxyAddr = srv.Addr()
 		p.servers = append(p.servers, srv)
 		p.background = append(p.background, app.Func{N: "model-refresh", F: px.Run})
+		if sc != nil {
+			embedVia = px.Embedder(cfg.Cache.EmbeddingModel)
+			p.background = append(p.background, app.Func{N: "semantic-cache", F: sc.Run})
+		}
 		lastFailure = px.LastFailure
 	}
 	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limiter, LastFailure: lastFailure, EnvKeys: envKeys(reg), Probes: probes, Log: log})
+		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limiter, LastFailure: lastFailure,
+			Cache: cache.NewAdmin(kv), EnvKeys: envKeys(reg), Probes: probes, Log: log})
 		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
 		if err != nil {
 			return nil, err
@@ -273,4 +293,26 @@ func (p perToken) PerToken(provider, model string) (float64, bool) {
 		return 0, false
 	}
 	return (price.Input + price.Output) / 2, true
+}
+
+// semanticCache builds the semantic cache from its settings, or nil when it
+// is off. viaProxy embeds through svc's own providers; it is used when
+// SEMANTIC_CACHE_EMBEDDING_MODEL names a model (batched and memoised).
+func semanticCache(s config.CacheSettings, kv store.KV, m *metrics.Metrics, log *slog.Logger,
+	viaProxy func(ctx context.Context, texts []string) ([][]float32, error)) (*cache.Cache, error) {
+	if !s.Enabled {
+		return nil, nil
+	}
+	l1 := s.L1Bytes
+	if l1 == 0 {
+		l1 = -1 // off
+	}
+	o := cache.Options{
+		Threshold: s.Threshold, TTL: s.TTL, MaxTemperature: s.MaxTemperature, L1Bytes: l1,
+		MaxEntries: s.MaxEntries, SharedNamespaces: s.SharedNamespaces, Metrics: m, Log: log,
+	}
+	if s.EmbeddingModel != "" {
+		o.Embedder = embed.Memo(embed.Batch(embed.Func("provider:"+s.EmbeddingModel, 0, viaProxy), 64, 2*time.Millisecond), 10_000)
+	}
+	return cache.New(kv, o)
 }

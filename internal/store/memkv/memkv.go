@@ -41,6 +41,7 @@ const (
 type KV struct {
 	mu     sync.Mutex
 	items  map[string]*item
+	seq    uint64 // the last window entry number handed out
 	subs   map[string]map[*subscription]struct{}
 	closed bool
 
@@ -67,8 +68,11 @@ type window struct {
 	sum     int64
 }
 
+// windowEntry is one admitted cost; seq numbers entries in admission order
+// across the whole KV, so a Settle never finds a later entry by an old id.
 type windowEntry struct {
 	at   time.Time
+	seq  uint64
 	cost int64
 }
 
@@ -223,60 +227,6 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 	cur += delta
 	it.value = strconv.AppendInt(it.value[:0], cur, 10)
 	return cur, nil
-}
-
-// Window admits cost into the sliding window at key under the mutex: the
-// entries admitted at or before now-window are dropped, and cost is admitted
-// when the sum of the rest plus cost stays ≤ limit. Each admitted cost is one
-// entry stamped with the admission time, so memory is bounded by the entries
-// admitted within one window. The key expires window after the last call that
-// left entries in it.
-func (kv *KV) Window(ctx context.Context, key string, win time.Duration, limit, cost int64) (store.WindowResult, error) {
-	if cost < 0 {
-		return store.WindowResult{}, fmt.Errorf("memkv: window %q: negative cost %d", key, cost)
-	}
-	if win <= 0 {
-		return store.WindowResult{}, fmt.Errorf("memkv: window %q: window %v is not positive", key, win)
-	}
-	if err := kv.begin(ctx); err != nil {
-		return store.WindowResult{}, err
-	}
-	defer kv.mu.Unlock()
-	now := time.Now()
-	it := kv.live(key, now)
-	if it == nil {
-		it = &item{win: &window{}}
-	} else if it.win == nil {
-		return store.WindowResult{}, fmt.Errorf("memkv: window %q: %w", key, errWrongType)
-	}
-	w := it.win
-	// Keep stamps non-decreasing even if the wall clock steps back.
-	at := now
-	if n := len(w.entries); n > 0 && at.Before(w.entries[n-1].at) {
-		at = w.entries[n-1].at
-	}
-	drop := sort.Search(len(w.entries), func(i int) bool { return w.entries[i].at.Add(win).After(now) })
-	for _, e := range w.entries[:drop] {
-		w.sum -= e.cost
-	}
-	w.entries = w.entries[drop:]
-	res := store.WindowResult{Limit: limit}
-	if cost <= limit && w.sum <= limit-cost {
-		res.Allowed = true
-		if cost > 0 {
-			w.entries = append(w.entries, windowEntry{at: at, cost: cost})
-			w.sum += cost
-		}
-	}
-	res.Used = w.sum
-	if len(w.entries) == 0 {
-		delete(kv.items, key)
-		return res, nil
-	}
-	res.ResetIn = max(w.entries[0].at.Add(win).Sub(now), 0)
-	it.expires = now.Add(win)
-	kv.items[key] = it
-	return res, nil
 }
 
 // Reserve adds amount to the decimal integer at key under the mutex when

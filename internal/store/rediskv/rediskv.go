@@ -5,9 +5,12 @@
 // are Redis streams; notifications use Redis Pub/Sub.
 //
 // Keys are sent to Redis as prefix+key. On Redis Cluster, callers that need
-// several keys in one slot put a hash tag ({…}) in the key or prefix. Every
-// operation here touches a single key except Window, whose two Redis keys
-// (prefix+"{"+key+"}:w" and …":s") share a hash tag by construction.
+// several keys in one slot put a hash tag ({…}) in the key or prefix. A
+// sliding window is two Redis keys, prefix+"{"+key+"}:w" and …":s", sharing a
+// hash tag by construction; a window key that carries its own hash tag is
+// used as is (prefix+key+":w"), so that Admit can check several windows and a
+// counter with one tag in one script (it refuses keys in different slots).
+// Every other operation touches a single key.
 //
 // Only the wiring (internal/wire) and tests should import rediskv; everything
 // else depends on the store.KV interface.
@@ -15,8 +18,6 @@ package rediskv
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -50,68 +51,6 @@ if created and ttl > 0 then
 	redis.call('PEXPIRE', KEYS[1], ttl)
 end
 return n
-`)
-
-// windowScript is one sliding-window admission, run atomically in Redis.
-//
-// KEYS[1] is a sorted set of admitted entries, scored by the admission time
-// in microseconds of the Redis server's clock (TIME, which every replica
-// shares); each member is "<nonce>:<cost>", the nonce random per call so that
-// members are unique. KEYS[2] holds the sum of the costs in KEYS[1], so that
-// a call costs O(log n + entries leaving the window) rather than a scan.
-// ARGV: window (µs), limit, cost, nonce, window (ms, for PEXPIRE).
-//
-// Entries scored at or before now-window are removed (their costs subtracted
-// from the sum); cost is admitted when sum+cost ≤ limit. The reply is
-// {allowed (0/1), used, reset-in µs (0 when empty)}.
-var windowScript = redis.NewScript(`
-local zkey, skey = KEYS[1], KEYS[2]
-local win = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local cutoff = now - win
-local used = 0
-local s = redis.call('GET', skey)
-if s and redis.call('EXISTS', zkey) == 1 then
-	used = tonumber(s)
-	local old = redis.call('ZRANGEBYSCORE', zkey, '-inf', cutoff)
-	if #old > 0 then
-		local gone = 0
-		for _, m in ipairs(old) do
-			gone = gone + tonumber(string.match(m, ':(%d+)$'))
-		end
-		redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
-		used = redis.call('DECRBY', skey, gone)
-	end
-else
-	-- The sum or the entries are missing (first call, or evicted): rebuild
-	-- the sum from the entries.
-	redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
-	for _, m in ipairs(redis.call('ZRANGE', zkey, 0, -1)) do
-		used = used + tonumber(string.match(m, ':(%d+)$'))
-	end
-	redis.call('SET', skey, used)
-end
-local allowed = 0
-if cost <= limit and used <= limit - cost then
-	allowed = 1
-	if cost > 0 then
-		redis.call('ZADD', zkey, now, ARGV[4] .. ':' .. ARGV[3])
-		used = redis.call('INCRBY', skey, ARGV[3])
-	end
-end
-local first = redis.call('ZRANGE', zkey, 0, 0, 'WITHSCORES')
-if #first == 0 then
-	redis.call('DEL', skey)
-	return {allowed, 0, 0}
-end
-redis.call('PEXPIRE', zkey, ARGV[5])
-redis.call('PEXPIRE', skey, ARGV[5])
-local reset = tonumber(first[2]) + win - now
-if reset < 0 then reset = 0 end
-return {allowed, used, reset}
 `)
 
 // reserveScript adds ARGV[1] to KEYS[1] unless ARGV[1] > 0, ARGV[2] > 0 and
@@ -257,41 +196,6 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 		return 0, fmt.Errorf("rediskv: incr %q: %w", key, err)
 	}
 	return n, nil
-}
-
-// Window admits cost into the sliding window at key with one Lua script
-// (windowScript): exact (each admitted cost is an entry stamped with the Redis
-// server's clock, in microseconds) and bounded in memory by the entries
-// admitted within one window; both Redis keys expire window after the last
-// call that left entries.
-func (kv *KV) Window(ctx context.Context, key string, window time.Duration, limit, cost int64) (store.WindowResult, error) {
-	if err := kv.check(ctx); err != nil {
-		return store.WindowResult{}, err
-	}
-	if cost < 0 {
-		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: negative cost %d", key, cost)
-	}
-	if window <= 0 {
-		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: window %v is not positive", key, window)
-	}
-	tagged := kv.prefix + "{" + key + "}"
-	var nonce [8]byte
-	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand, Go 1.24+)
-	us := max(1, window.Microseconds())
-	vals, err := windowScript.Run(ctx, kv.client, []string{tagged + ":w", tagged + ":s"},
-		us, limit, cost, hex.EncodeToString(nonce[:]), ms(window)).Int64Slice()
-	if err != nil {
-		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: %w", key, err)
-	}
-	if len(vals) != 3 {
-		return store.WindowResult{}, fmt.Errorf("rediskv: window %q: script answered %d values, want 3", key, len(vals))
-	}
-	return store.WindowResult{
-		Allowed: vals[0] == 1,
-		Used:    vals[1],
-		Limit:   limit,
-		ResetIn: time.Duration(vals[2]) * time.Microsecond,
-	}, nil
 }
 
 // Reserve adds amount to the integer at key with one Lua script

@@ -112,3 +112,35 @@ func BenchmarkScripts(b *testing.B) {
 		})
 	}
 }
+
+// TestAdmitOneSlot checks that Admit refuses keys that Redis Cluster would
+// place in different slots, and accepts keys sharing a hash tag.
+func TestAdmitOneSlot(t *testing.T) {
+	kv := storetest.RedisKV(t)
+	tests := []struct {
+		name    string
+		windows []string
+		reserve string
+		err     error
+	}{
+		{"one untagged window", []string{"rpm"}, "", nil},
+		{"shared tag", []string{"l:{k1}:rpm", "l:{k1}:tpm"}, "l:{k1}:spend", nil},
+		{"two untagged windows", []string{"rpm", "tpm"}, "", rediskv.ErrCrossSlot},
+		{"tags differ", []string{"l:{k1}:rpm"}, "l:{k2}:spend", rediskv.ErrCrossSlot},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req store.AdmitRequest
+			for _, k := range tt.windows {
+				req.Windows = append(req.Windows, store.WindowCheck{Key: k, Window: time.Minute, Limit: 10, Cost: 1})
+			}
+			if tt.reserve != "" {
+				req.Reserve = &store.Reservation{Key: tt.reserve, Amount: 1, Cap: 10, TTL: time.Minute}
+			}
+			_, err := kv.Admit(t.Context(), req)
+			if !errors.Is(err, tt.err) {
+				t.Errorf("Admit: got error %v, want %v", err, tt.err)
+			}
+		})
+	}
+}

@@ -482,6 +482,7 @@ func ExerciseKV(t *testing.T, newKV func(t *testing.T) store.KV) {
 
 	exerciseWindow(t, open)
 	exerciseReserve(t, open)
+	exerciseAdmit(t, open)
 
 	t.Run("Ping", func(t *testing.T) {
 		kv := open(t)

@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/svc-gateway/svc/internal/providertest"
+)
+
+// chatPosts counts the chat completions the fake received.
+func chatPosts(fake *providertest.OpenAI) int {
+	n := 0
+	for _, r := range fake.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/chat/completions") {
+			n++
+		}
+	}
+	return n
+}
+
+func ask(q string) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model:    "gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are helpful."), openai.UserMessage(q)},
+	}
+}
+
+// TestCacheThroughTheSDK: a repeated question is answered from the cache,
+// plain and streamed, with the cache headers, an audit entry saying so, the
+// statistics and the metrics.
+func TestCacheThroughTheSDK(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("Paris is the capital of France."))
+	g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true"})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	ctx := context.Background()
+
+	first, err := c.Chat.Completions.New(ctx, ask("What is the capital of France?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hr *http.Response
+	second, err := c.Chat.Completions.New(ctx, ask("What is the capital of France?"), option.WithResponseInto(&hr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := chatPosts(fake); n != 1 {
+		t.Fatalf("the upstream received %d chat calls, want 1", n)
+	}
+	if hr.Header.Get("x-svc-cache-hit") != "true" || hr.Header.Get("x-svc-cache-key") == "" || hr.Header.Get("x-tokens-saved") == "" || hr.Header.Get("x-svc-cost-usd") != "0" {
+		t.Errorf("hit headers: %v", hr.Header)
+	}
+	if second.Choices[0].Message.Content != first.Choices[0].Message.Content || second.Usage.TotalTokens != first.Usage.TotalTokens {
+		t.Errorf("cached answer %+v differs from %+v", second, first)
+	}
+
+	// Streamed: served from the same entry as a well-formed stream.
+	s := c.Chat.Completions.NewStreaming(ctx, ask("What is the capital of France?"), option.WithResponseInto(&hr))
+	var text strings.Builder
+	for s.Next() {
+		ch := s.Current()
+		if len(ch.Choices) > 0 {
+			text.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != "Paris is the capital of France." || hr.Header.Get("x-svc-cache-hit") != "true" || chatPosts(fake) != 1 {
+		t.Errorf("streamed hit: %q, headers %v, upstream calls %d", text.String(), hr.Header, chatPosts(fake))
+	}
+
+	// A paraphrase is a semantic hit, once the first answer is indexed (off
+	// the response path, within milliseconds). no-store: a miss must not
+	// store the paraphrase's own answer, which would make the next try an
+	// exact hit.
+	misses := 0
+	for deadline := time.Now().Add(10 * time.Second); ; misses++ {
+		_, err = c.Chat.Completions.New(ctx, ask("What's the capital of France?"), option.WithResponseInto(&hr), option.WithHeader("x-svc-cache", "no-store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hr.Header.Get("x-svc-cache-hit") == "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the paraphrase was never a semantic hit")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if hr.Header.Get("x-cache-similarity") == "" {
+		t.Errorf("paraphrase: headers %v", hr.Header)
+	}
+	// Another city is not.
+	before := chatPosts(fake)
+	if _, err = c.Chat.Completions.New(ctx, ask("What is the capital of Spain?"), option.WithResponseInto(&hr)); err != nil {
+		t.Fatal(err)
+	}
+	if hr.Header.Get("x-svc-cache-hit") == "true" || chatPosts(fake) != before+1 {
+		t.Errorf("another entity was a hit: headers %v, upstream calls %d", hr.Header, chatPosts(fake)-before)
+	}
+
+	entries := g.logEntries("limit=100", 5+misses)
+	hits := 0
+	for _, e := range entries {
+		mc, _ := e["metacache"].(map[string]any)
+		if e["routing_strategy"] == "cache" {
+			hits++
+			if mc["hit"] != true || mc["tokens_saved"].(float64) <= 0 || !strings.HasPrefix(e["routing_reason"].(string), "cache_hit:tier=L") {
+				t.Errorf("cache-hit entry: %v", e)
+			}
+		}
+	}
+	if hits != 3 {
+		t.Errorf("%d cache-hit audit entries, want 3", hits)
+	}
+
+	var stats map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if code := g.admin("GET", "/api/metacache/stats", nil, &stats); code != 200 {
+			t.Fatalf("stats: %d", code)
+		}
+		if stats["hits"].(float64) == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tiers, _ := stats["hits_by_tier"].(map[string]any)
+	if stats["hits"].(float64) != 3 || tiers["L3"].(float64) != 1 || stats["tokens_saved"].(float64) <= 0 {
+		t.Errorf("stats: %v", stats)
+	}
+	resp, err := http.Get(g.proxy + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `svc_cache_hits_total{tier="L1"} 2`) || !strings.Contains(string(body), `svc_cache_hits_total{tier="L3"} 1`) {
+		t.Errorf("metrics lack the cache hits:\n%s", grepLines(string(body), "svc_cache"))
+	}
+
+	// Flush: the next repeat goes upstream.
+	if code := g.admin("POST", "/api/metacache/flush", map[string]any{}, nil); code != 200 {
+		t.Fatalf("flush: %d", code)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if _, err := c.Chat.Completions.New(ctx, ask("What is the capital of France?"), option.WithResponseInto(&hr)); err != nil {
+			t.Fatal(err)
+		}
+		if hr.Header.Get("x-svc-cache-hit") != "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still served from the cache after a flush")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCacheAcrossReplicas: an answer cached through one proxy is a hit
+// through another, exact (L2) and paraphrased (L3), with real Redis.
+func TestCacheAcrossReplicas(t *testing.T) {
+	shared := sharedStores(t)
+	fake := providertest.NewOpenAI(t, providertest.WithReply("Use the reset link on the sign-in page."))
+	on := with(shared, "SEMANTIC_CACHE_ENABLED", "true")
+	mg := start(t, fake, with(on, "SERVICE_TYPE", "api-server"))
+	a := start(t, fake, with(on, "SERVICE_TYPE", "proxy"))
+	b := start(t, fake, with(on, "SERVICE_TYPE", "proxy"))
+	key, _ := mg.newKey(nil)
+	ctx := context.Background()
+	ca, cb := a.client(key), b.client(key)
+
+	if _, err := ca.Chat.Completions.New(ctx, ask("How do I reset my password?")); err != nil {
+		t.Fatal(err)
+	}
+	var hr *http.Response
+	if _, err := cb.Chat.Completions.New(ctx, ask("How do I reset my password?"), option.WithResponseInto(&hr)); err != nil {
+		t.Fatal(err)
+	}
+	if hr.Header.Get("x-svc-cache-hit") != "true" || chatPosts(fake) != 1 {
+		t.Fatalf("replica b missed a's entry: headers %v, upstream calls %d", hr.Header, chatPosts(fake))
+	}
+	// The paraphrase needs b's index to have followed a's entry.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// no-store: a miss must not store the paraphrase's own answer, which
+		// would make the next try an exact hit.
+		if _, err := cb.Chat.Completions.New(ctx, ask("how can I reset my password"), option.WithResponseInto(&hr),
+			option.WithHeader("x-svc-cache", "no-store")); err != nil {
+			t.Fatal(err)
+		}
+		if hr.Header.Get("x-svc-cache-hit") == "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replica b never served the paraphrase from a's entry")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if hr.Header.Get("x-cache-similarity") == "" {
+		t.Errorf("paraphrase hit without a similarity: %v", hr.Header)
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
