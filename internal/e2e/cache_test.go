@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,51 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestCacheHitsCountRequestsNotSpend: a hit counts against the key's
+// request rate but spends nothing.
+func TestCacheHitsCountRequestsNotSpend(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true"})
+	key, id := g.newKey(map[string]any{"rpm_limit": 3, "max_budget_usd": 10, "budget_period": "daily"})
+	c := g.client(key)
+	ctx := context.Background()
+	spend := func() float64 {
+		var b struct {
+			SpendUSD float64 `json:"spend_usd"`
+		}
+		g.admin("GET", "/api/enterprise/vkeys/"+id+"/budget", nil, &b)
+		return b.SpendUSD
+	}
+	if _, err := c.Chat.Completions.New(ctx, ask("Name three prime numbers.")); err != nil {
+		t.Fatal(err)
+	}
+	// Settlement runs off the response path: wait for the actual cost.
+	var first float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if first = spend(); first > 0 && first < 0.001 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spend after one request: %v", first)
+		}
+	}
+	var hr *http.Response
+	for i := 0; i < 2; i++ {
+		if _, err := c.Chat.Completions.New(ctx, ask("Name three prime numbers."), option.WithResponseInto(&hr)); err != nil {
+			t.Fatal(err)
+		}
+		if hr.Header.Get("x-svc-cache-hit") != "true" || hr.Header.Get("x-ratelimit-remaining-requests") != strconv.Itoa(1-i) {
+			t.Fatalf("hit %d: headers %v", i+1, hr.Header)
+		}
+	}
+	_, err := c.Chat.Completions.New(ctx, ask("Name three prime numbers."))
+	if statusOf(err) != 429 {
+		t.Fatalf("4th request in a minute with rpm_limit 3: %v, want 429 even from the cache", err)
+	}
+	time.Sleep(100 * time.Millisecond) // let any (wrong) settlement land
+	if got := spend(); got != first {
+		t.Errorf("spend %v after two cache hits, want %v (the first request's cost only)", got, first)
+	}
 }
