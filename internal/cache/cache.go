@@ -46,7 +46,7 @@ type Options struct {
 	MaxTemperature float64
 	// L1Bytes bounds the in-process L1 [64 MiB]; negative disables it.
 	L1Bytes int64
-	// MaxEntries bounds the entries the vector index follows [100,000].
+	// MaxEntries bounds the entries the vector index follows [50,000].
 	MaxEntries int
 	// SharedNamespaces are namespaces whose entries are shared by every
 	// tenant (all other entries are isolated per tenant).
@@ -122,7 +122,7 @@ func New(kv store.KV, o Options) (*Cache, error) {
 		o.L1Bytes = 64 << 20
 	}
 	if o.MaxEntries <= 0 {
-		o.MaxEntries = 100_000
+		o.MaxEntries = 50_000
 	}
 	if o.FollowInterval <= 0 {
 		o.FollowInterval = 500 * time.Millisecond

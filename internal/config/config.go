@@ -80,7 +80,7 @@ type CacheSettings struct {
 	TTL              time.Duration // SEMANTIC_CACHE_TTL: default time-to-live of an entry (24h)
 	MaxTemperature   float64       // SEMANTIC_CACHE_MAX_TEMPERATURE: above it a request is not cached (0.7)
 	L1Bytes          int64         // SEMANTIC_CACHE_L1_BYTES: in-process tier bound (64 MiB; 0 disables)
-	MaxEntries       int           // SEMANTIC_CACHE_MAX_ENTRIES: entries each replica's index follows (100000)
+	MaxEntries       int           // SEMANTIC_CACHE_MAX_ENTRIES: entries each replica's index follows (50000)
 	EmbeddingModel   string        // SEMANTIC_CACHE_EMBEDDING_MODEL: provider/model for embeddings ("" = built-in)
 	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every tenant
 }
@@ -273,7 +273,7 @@ func FromSource(src Source) (*Config, error) {
 		TTL:              p.duration("SEMANTIC_CACHE_TTL", 24*time.Hour, time.Second),
 		MaxTemperature:   p.floatRange("SEMANTIC_CACHE_MAX_TEMPERATURE", 0.7, 0, 2),
 		L1Bytes:          int64(p.intRange("SEMANTIC_CACHE_L1_BYTES", 64<<20, 0, 1<<40)),
-		MaxEntries:       p.intRange("SEMANTIC_CACHE_MAX_ENTRIES", 100_000, 100, 10_000_000),
+		MaxEntries:       p.intRange("SEMANTIC_CACHE_MAX_ENTRIES", 50_000, 100, 10_000_000),
 		EmbeddingModel:   p.str("SEMANTIC_CACHE_EMBEDDING_MODEL", ""),
 		SharedNamespaces: p.list("SEMANTIC_CACHE_SHARED_NAMESPACES"),
 	}

@@ -268,3 +268,56 @@ func TestCacheHitsCountRequestsNotSpend(t *testing.T) {
 		t.Errorf("spend %v after two cache hits, want %v (the first request's cost only)", got, first)
 	}
 }
+
+// TestCacheWithProviderEmbedder: with SEMANTIC_CACHE_EMBEDDING_MODEL the
+// questions are embedded through svc's own providers (the call is in the
+// audit log); a request that differs from a cached one but asks the same
+// question is a semantic hit on the provider's vectors.
+func TestCacheWithProviderEmbedder(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true", "SEMANTIC_CACHE_EMBEDDING_MODEL": "openai/text-embedding-3-small"})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	ctx := context.Background()
+	if _, err := c.Chat.Completions.New(ctx, ask("How many moons does Mars have?")); err != nil {
+		t.Fatal(err)
+	}
+	var embedCalls int
+	for _, r := range fake.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/embeddings") {
+			embedCalls++
+			if !strings.Contains(string(r.Body), `"text-embedding-3-small"`) || !strings.Contains(string(r.Body), "How many moons does Mars have?") {
+				t.Errorf("embedding call: %s", r.Body)
+			}
+		}
+	}
+	if embedCalls == 0 {
+		t.Fatal("the provider was never asked for an embedding")
+	}
+	// The same question with trailing spaces: another request (another
+	// key), the same question; the fake's vectors are a function of the text.
+	var hr *http.Response
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := c.Chat.Completions.New(ctx, ask("How many moons does Mars have?   "), option.WithResponseInto(&hr), option.WithHeader("x-svc-cache", "no-store")); err != nil {
+			t.Fatal(err)
+		}
+		if hr.Header.Get("x-svc-cache-hit") == "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never a semantic hit on the provider's vectors")
+		}
+	}
+	if hr.Header.Get("x-cache-similarity") == "" {
+		t.Errorf("not an L3 hit: %v", hr.Header)
+	}
+	found := false
+	for _, e := range g.logEntries("limit=100", 3) {
+		if e["user_id"] == "svc-semantic-cache" && e["content_type"] == "embeddings" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the cache's embedding call is not in the audit log")
+	}
+}

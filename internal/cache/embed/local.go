@@ -10,10 +10,10 @@ import (
 // LocalName is the name of Local's model. It changes whenever Local's
 // vectors change, so that vectors stored by an older version are not compared
 // with new ones.
-const LocalName = "svc-lexical-v1"
+const LocalName = "svc-lexical-v2"
 
 // LocalDim is the length of Local's vectors.
-const LocalDim = 1024
+const LocalDim = 512
 
 // Feature weights, relative to a word's frequency weight, chosen on the
 // paraphrase groups of eval_test.go and the labelled pairs of
