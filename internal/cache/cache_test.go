@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/storetest"
@@ -177,6 +178,25 @@ func TestFailuresAreNotStored(t *testing.T) {
 	u.cut = false
 	if s := do(t, c, u, sbody, alice); s.tier() != "" || s.err != nil {
 		t.Fatalf("a broken stream was stored: %v", s)
+	}
+}
+
+func TestDoNotStore(t *testing.T) {
+	c := newCache(t, memkv.New(), Options{})
+	run(t, c)
+	u := &fakeUpstream{}
+	body := chatBody("My SSN is 078-05-1120, is it valid?", "")
+	flag := func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		x.DoNotStore = "pii"
+		return u.handler(ctx, x)
+	}
+	x := exchange(t, body, alice)
+	if _, err := c.Stage()(flag)(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	if s := do(t, c, u, body, alice); s.tier() != "" {
+		t.Fatalf("an answer flagged not to be stored was served: %v", s)
 	}
 }
 

@@ -225,6 +225,10 @@ func (c *Cache) serveHit(x *pipeline.Exchange, r *request, e *Entry, tier string
 // storeAsync puts an answer in the L1 and stores it in the other tiers off
 // the response path.
 func (c *Cache) storeAsync(ctx context.Context, x *pipeline.Exchange, r *request, body []byte) {
+	if x.DoNotStore != "" {
+		c.stats.skipped.Add(1)
+		return // compliance or the guard said so
+	}
 	e := &Entry{
 		Key: r.key.Key, Scope: r.scope, Prompt: r.key.Query, Body: body,
 		Provider: x.Provider, Model: x.ResponseModel, Tokens: x.Usage.Total(), Cost: x.Cost,

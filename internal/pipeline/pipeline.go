@@ -83,6 +83,10 @@ type Exchange struct {
 
 	// Cache is what the cache stage found; nil when it did not look (or missed).
 	Cache *CacheHit
+	// DoNotStore, when a stage below the cache sets it, keeps the answer
+	// out of the cache: the reason, such as "pii" (compliance flagged
+	// personal data) or "blocked" (a policy or the guard stopped it).
+	DoNotStore string
 }
 
 // CacheHit describes an answer served from the semantic cache.
