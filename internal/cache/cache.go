@@ -90,9 +90,10 @@ type Cache struct {
 	order []string            // keys in the order they were followed (FIFO bound)
 	gens  generations
 
-	writes   sync.WaitGroup
-	kvDown   atomic.Bool
-	lastWarn atomic.Int64
+	writes    sync.WaitGroup
+	kvDown    atomic.Bool
+	lastWarn  atomic.Int64
+	lastEmbed atomic.Int64 // when an embedding failure was last logged (unix s)
 }
 
 // liveInfo is what the cache knows of an entry it follows.
@@ -175,6 +176,16 @@ func (c *Cache) kvFailed(op string, err error) {
 	last := c.lastWarn.Load()
 	if now-last >= 60 && c.lastWarn.CompareAndSwap(last, now) {
 		c.log.Warn("cache: the shared store failed; serving from the in-process tier until it answers", "op", op, "err", err)
+	}
+}
+
+// embedFailed logs an embedder failure, once a minute at most: a provider
+// embedder that is down must not log every request.
+func (c *Cache) embedFailed(what string, err error) {
+	now := c.o.Now().Unix()
+	last := c.lastEmbed.Load()
+	if now-last >= 60 && c.lastEmbed.CompareAndSwap(last, now) {
+		c.log.Warn("cache: the embedder failed; "+what, "embedder", c.emb.Name(), "err", err)
 	}
 }
 

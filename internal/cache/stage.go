@@ -131,7 +131,7 @@ func (c *Cache) lookup(ctx context.Context, r *request) (*Entry, string, float64
 	}
 	vec, err := c.embedQuery(ctx, r.key.Query)
 	if err != nil {
-		c.log.Warn("cache: could not embed a question; no semantic lookup", "embedder", c.emb.Name(), "err", err)
+		c.embedFailed("no semantic lookup", err)
 		return nil, "", 0
 	}
 	r.vec = vec
@@ -262,7 +262,7 @@ func (c *Cache) store(ctx context.Context, r *request, e *Entry) {
 	vec := r.vec
 	if vec == nil && r.key.Query != "" {
 		if vec, err = c.embedQuery(ctx, r.key.Query); err != nil {
-			c.log.Warn("cache: could not embed a question; stored for exact matches only", "err", err)
+			c.embedFailed("entries are stored for exact matches only", err)
 		}
 	}
 	if vec != nil {
