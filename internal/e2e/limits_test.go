@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,6 +67,16 @@ func TestRateLimitAndSpendCap(t *testing.T) {
 	g.admin("GET", "/api/enterprise/vkeys/"+id+"/budget", nil, &budget)
 	if budget.SpendUSD <= 0 || budget.SpendUSD > 0.0005 {
 		t.Errorf("spend %v after %d requests, want > 0 and ≤ the 0.0005 cap", budget.SpendUSD, admitted)
+	}
+	// The spend gauge follows the settlements.
+	resp, err := http.Get(g.proxy + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `svc_vkey_spend_usd{key="`+id+`"}`) {
+		t.Errorf("no svc_vkey_spend_usd for the capped key:\n%s", grepLines(string(metrics), "svc_vkey_spend"))
 	}
 }
 

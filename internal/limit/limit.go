@@ -103,6 +103,10 @@ type Options struct {
 	// included) first reaches its cap. It is called on the request's
 	// goroutine and must not block.
 	OnBudget func(ev BudgetEvent)
+	// OnSpend, when set, is told a capped key's spend in its current
+	// period (reservations in flight included) after each settlement; the
+	// svc_vkey_spend_usd gauge. It must not block.
+	OnSpend func(keyID string, spentUSD float64)
 	// Log receives warnings (store down, failed settlements); nil:
 	// slog.Default().
 	Log *slog.Logger
@@ -136,6 +140,7 @@ type Limiter struct {
 	hourly   int64
 	now      func() time.Time
 	onBudget func(BudgetEvent)
+	onSpend  func(string, float64)
 	log      *slog.Logger
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
 	// settling counts settlements running off the response path.
@@ -148,7 +153,7 @@ func (l *Limiter) Settled() { l.settling.Wait() }
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).
 func New(kv store.KV, prices *pricing.Table, opts Options) *Limiter {
-	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, log: opts.Log}
+	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, onSpend: opts.OnSpend, log: opts.Log}
 	if l.now == nil {
 		l.now = time.Now
 	}

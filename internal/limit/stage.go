@@ -255,6 +255,9 @@ func (l *Limiter) settle(ctx context.Context, p *identity.Principal, x *pipeline
 	}
 	if req.Counter != nil {
 		l.crossed(ctx, p, res, r.Total-delta, r.Total)
+		if l.onSpend != nil {
+			l.onSpend(p.ID, usd(r.Total))
+		}
 	}
 }
 

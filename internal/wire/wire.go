@@ -167,7 +167,8 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		OnBudget: func(ev limit.BudgetEvent) {
 			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
 				"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
-		}})
+		},
+		OnSpend: func(keyID string, spent float64) { m.VKeySpend.WithLabelValues(keyID).Set(spent) }})
 	// Settlements still running finish before the stores close.
 	p.closers = append([]func(){limiter.Settled}, p.closers...)
 
