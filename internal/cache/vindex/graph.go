@@ -21,8 +21,14 @@ const maxLevel = 15
 // to itself. Links that pointed one-way at the removed node stay behind;
 // searches skip them while the slot is free, and once the slot is reused
 // they lead to an unrelated but valid node, costing a little quality, not
-// correctness. The scope guards a graph with its lock: search may run
-// concurrently with other searches, insert and remove may not.
+// correctness.
+//
+// The scope guards a graph with its lock. search and plan (the search phase
+// of an insert) only read the graph and may run concurrently with each
+// other under the read lock; link (the write phase of an insert) and remove
+// need the write lock. Inserts into one graph must be serialised (the scope
+// has an insert lock for that): between an insert's plan and its link, only
+// removals may change the graph.
 type graph struct {
 	m, m0 int // neighbours per node on upper layers, on layer 0
 	efc   int
@@ -34,7 +40,7 @@ type graph struct {
 	top   int   // entry point's layer
 	live  int
 
-	rng    *rand.Rand // layer draws; used under the write lock only
+	rng    *rand.Rand // layer draws; used by the serialised inserts only
 	visits sync.Pool  // *visitSet
 }
 
@@ -173,10 +179,69 @@ func (g *graph) search(q []float32, k, ef int) []found {
 	return out
 }
 
-// insert adds e (whose vec the graph then shares) and returns its node.
-// The caller records the node in e.node.
+// insert adds e (whose vec the graph then shares) and returns its node, in
+// one step: plan then link. The caller records the node in e.node.
 func (g *graph) insert(e *entry) uint32 {
-	level := min(int(-math.Log(1-g.rng.Float64())*g.ml), maxLevel)
+	level := g.drawLevel()
+	return g.link(e, level, g.plan(e.vec, level))
+}
+
+// drawLevel draws the top layer of a node about to be inserted. It uses
+// g.rng, which only the (serialised) inserts into a graph touch.
+func (g *graph) drawLevel() int {
+	return min(int(-math.Log(1-g.rng.Float64())*g.ml), maxLevel)
+}
+
+// plan is the search phase of inserting the unit vector q as a node of top
+// layer level: for each layer from min(level, g.top) down to 0, the
+// EfConstruction nodes most similar to q, best first, each cand holding its
+// node's owner (cand.e) so that link can tell whether the node is still the
+// same. It returns nil for an empty graph. plan only reads the graph: it
+// may run concurrently with searches and other plans, not with link or
+// remove.
+func (g *graph) plan(q []float32, level int) [][]cand {
+	if g.entry < 0 {
+		return nil
+	}
+	ep := cand{id: uint32(g.entry), sim: dot(q, g.nodes[g.entry].vec)}
+	for l := g.top; l > level; l-- {
+		ep = g.greedy(q, ep, l)
+	}
+	layers := make([][]cand, min(level, g.top)+1)
+	for l := len(layers) - 1; l >= 0; l-- {
+		vs := g.visitor()
+		res := g.searchLayer(q, ep, g.efc, l, vs)
+		g.visits.Put(vs)
+		bestFirst(res)
+		for i := range res {
+			res[i].e = g.nodes[res[i].id].owner
+		}
+		layers[l] = res
+		ep = res[0]
+	}
+	return layers
+}
+
+// link is the write phase of inserting e, whose top layer is level: it
+// takes a node for e and links it to the neighbours plan found. Nodes may
+// have been removed since plan ran (though none inserted): candidates whose
+// node no longer has the owner plan saw (a freed slot has none, a reused
+// one another) are dropped, and if that leaves a layer without any, plan
+// runs again. It returns e's node.
+func (g *graph) link(e *entry, level int, layers [][]cand) uint32 {
+	if g.entry >= 0 {
+		for l := min(level, g.top); l >= 0; l-- {
+			if l < len(layers) {
+				layers[l] = slices.DeleteFunc(layers[l], func(c cand) bool {
+					return int(c.id) >= len(g.nodes) || g.nodes[c.id].owner != c.e
+				})
+			}
+			if l >= len(layers) || len(layers[l]) == 0 {
+				layers = g.plan(e.vec, level) // that layer's neighbourhood went
+				break
+			}
+		}
+	}
 	var id uint32
 	if n := len(g.free); n > 0 {
 		id = g.free[n-1]
@@ -196,27 +261,11 @@ func (g *graph) insert(e *entry) uint32 {
 		g.entry, g.top = int32(id), level
 		return id
 	}
-
-	q := e.vec
-	ep := cand{id: uint32(g.entry), sim: dot(q, g.nodes[g.entry].vec)}
-	for l := g.top; l > level; l-- {
-		ep = g.greedy(q, ep, l)
-	}
-	for l := min(level, g.top); l >= 0; l-- {
-		vs := g.visitor()
-		res := g.searchLayer(q, ep, g.efc, l, vs)
-		g.visits.Put(vs)
-		// A stale one-way link into a reused slot can lead back to id.
-		res = slices.DeleteFunc(res, func(c cand) bool { return c.id == id })
-		if len(res) == 0 {
-			continue
-		}
-		bestFirst(res)
-		for _, c := range g.selectNeighbors(res, g.m) {
+	for l := min(level, g.top, len(layers)-1); l >= 0; l-- {
+		for _, c := range g.selectNeighbors(layers[l], g.m) {
 			n.links[l] = append(n.links[l], c.id)
 			g.connect(c.id, id, l)
 		}
-		ep = res[0]
 	}
 	if level > g.top {
 		g.entry, g.top = int32(id), level

@@ -68,9 +68,11 @@ var ErrVector = errors.New("vindex: vector is zero or not finite")
 
 // Index is an in-process approximate nearest-neighbour index. It is safe for
 // concurrent use: searches of the same or different scopes run in parallel;
-// an Add or Remove holds the index-wide lock only for bookkeeping, then the
-// lock of its scope while it inserts or removes, so it delays only searches
-// of that scope.
+// an Add or Remove holds the index-wide lock only for bookkeeping, then works
+// in its scope, delaying only searches of that scope and those only briefly:
+// an insert into a graph finds its neighbours under the scope's read lock,
+// concurrently with searches, and takes the write lock only to link the new
+// node (see scope.insert). Adds and Removes of one scope run one at a time.
 type Index struct {
 	opts Options
 

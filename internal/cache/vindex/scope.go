@@ -15,6 +15,10 @@ type scope struct {
 
 	live int // entries in the index with this scope; guarded by Index.mu
 
+	// insMu serialises the scope's inserts and removals (see insert and
+	// remove); lock order: insMu before mu.
+	insMu sync.Mutex
+
 	mu       sync.RWMutex
 	members  []*entry // placed entries; entry.slot is the index
 	g        *graph   // nil while the scope is searched exactly
@@ -36,8 +40,26 @@ func newScope(name string, o *Options) *scope {
 // When e brings the scope to ExactBelow members, insert builds the scope's
 // graph before returning, outside the scope's lock: searches go on, exactly,
 // in the meantime.
+//
+// Into a graph, insert works in two phases, holding the scope's insert lock
+// until it has the write lock, so that inserts run one at a time: under the
+// read lock, concurrently with searches, it finds e's candidate neighbours
+// (graph.plan, nearly all the cost); then under the write lock it places e
+// and links its node to the candidates that are still there (graph.link).
 func (s *scope) insert(e *entry) {
+	s.insMu.Lock()
+	s.mu.RLock()
+	g := s.g
+	var level int
+	var layers [][]cand
+	if g != nil && !e.dead.Load() {
+		level = g.drawLevel()
+		layers = g.plan(e.vec, level)
+	}
+	s.mu.RUnlock()
+
 	s.mu.Lock()
+	s.insMu.Unlock()
 	if e.dead.Load() {
 		s.mu.Unlock()
 		return // removed, replaced or evicted before it was placed
@@ -45,7 +67,11 @@ func (s *scope) insert(e *entry) {
 	e.placed = true
 	e.slot = len(s.members)
 	s.members = append(s.members, e)
-	if s.g != nil {
+	switch {
+	case s.g == nil:
+	case s.g == g:
+		e.node = int32(g.link(e, level, layers))
+	default: // promoted since the plan, or found exact then: insert in one step
 		e.node = int32(s.g.insert(e))
 	}
 	if s.g != nil || s.building || len(s.members) < s.opts.ExactBelow {
@@ -92,8 +118,13 @@ func (s *scope) promote(snap []*entry, epoch uint64) {
 	}
 }
 
-// remove takes e out of the scope if it was placed.
+// remove takes e out of the scope if it was placed. It takes the insert
+// lock first, so that it does not wait for the write lock (holding up the
+// searches that queue behind it) while an insert searches under the read
+// lock.
 func (s *scope) remove(e *entry) {
+	s.insMu.Lock()
+	defer s.insMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !e.placed {
