@@ -82,8 +82,8 @@ func TestRateLimitAndSpendCap(t *testing.T) {
 
 // TestLimitsAcrossReplicas: three proxy processes on one Redis and one
 // PostgreSQL, concurrent load through all three with one key: the rpm limit
-// admits exactly its number, and the spend cap holds to within one request's
-// cost.
+// admits exactly its number, the tpm limit's admitted requests use no more
+// than its tokens, and the spend cap holds to within one request's cost.
 func TestLimitsAcrossReplicas(t *testing.T) {
 	shared := sharedStores(t)
 	fake := providertest.NewOpenAI(t, providertest.WithRecording(0))
@@ -133,6 +133,28 @@ func TestLimitsAcrossReplicas(t *testing.T) {
 	if ok != 25 || limited != 50 {
 		t.Errorf("rpm 25 across 3 replicas: %d admitted, %d limited of 75; want exactly 25 and 50", ok, limited)
 	}
+
+	// tpm: each request reserves its estimate (prompt + max_tokens 64) and
+	// is settled to its actual usage, which is smaller; the tokens the
+	// admitted requests used within the minute stay within the limit.
+	const tpm = 650
+	tpmKey, tpmID := mg.newKey(map[string]any{"tpm_limit": tpm})
+	ok, limited, _ = fire(tpmKey, 150)
+	var used, each int64
+	for _, e := range mg.logEntries("limit=1000", 75+int(ok+limited)) {
+		if e["key_id"] != tpmID || e["status"] != 200.0 {
+			continue
+		}
+		n := int64(e["metrics"].(map[string]any)["total_tokens"].(float64))
+		used, each = used+n, max(each, n)
+	}
+	if ok == 0 || limited == 0 || used == 0 {
+		t.Fatalf("tpm %d across 3 replicas: %d admitted, %d limited, %d tokens used; want some of each", tpm, ok, limited, used)
+	}
+	if used > tpm {
+		t.Errorf("tpm %d across 3 replicas: the %d admitted requests used %d tokens", tpm, ok, used)
+	}
+	t.Logf("tpm across replicas: %d admitted, %d limited, %d of %d tokens used (%d at most per request, 65 reserved)", ok, limited, used, tpm, each)
 
 	const capUSD = 0.001
 	spendKey, id := mg.newKey(map[string]any{"max_budget_usd": capUSD, "budget_period": "daily"})
