@@ -52,6 +52,7 @@ type Config struct {
 	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL
 	MaxBodyBytes       int64         // SVC_MAX_BODY_BYTES
 	UpstreamTimeout    time.Duration // SVC_UPSTREAM_TIMEOUT: until the provider's response headers
+	UpstreamTransport  string        // SVC_UPSTREAM_TRANSPORT: "std" (net/http) or "fasthttp"
 	ShutdownTimeout    time.Duration // SVC_SHUTDOWN_TIMEOUT: drain limit for in-flight requests
 	DefaultProvider    string        // SVC_DEFAULT_PROVIDER
 	PricesFile         string        // SVC_PRICES_FILE: JSON price overrides
@@ -259,6 +260,7 @@ func FromSource(src Source) (*Config, error) {
 		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
 		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),
 		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
+		UpstreamTransport:  p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp"),
 		ShutdownTimeout:    p.duration("SVC_SHUTDOWN_TIMEOUT", 30*time.Second, 0),
 		DefaultProvider:    strings.ToLower(p.str("SVC_DEFAULT_PROVIDER", "openai")),
 		PricesFile:         p.str("SVC_PRICES_FILE", ""),

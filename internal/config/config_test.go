@@ -14,7 +14,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ProxyPort != 7775 || c.ManagementPort != 7778 || c.DataDir != "./data" || c.LogHotTTL != 2*time.Hour || c.MaxBodyBytes != 50<<20 {
+	if c.ProxyPort != 7775 || c.ManagementPort != 7778 || c.DataDir != "./data" || c.LogHotTTL != 2*time.Hour || c.MaxBodyBytes != 50<<20 || c.UpstreamTransport != "std" {
 		t.Errorf("defaults = %+v", c)
 	}
 	if len(c.Components) != 2 || c.Split() {
@@ -33,13 +33,15 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		"DATABASE_URL":    "mysql://x",
 		"SVC_LOG_LEVEL":   "loud",
 		"ADMIN_API_KEY":   "short",
+
+		"SVC_UPSTREAM_TRANSPORT": "carrier-pigeon",
 	})
 	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want *config.Error", err)
 	}
 	msg := err.Error()
-	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL"} {
+	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT"} {
 		if !strings.Contains(msg, name+":") {
 			t.Errorf("error does not name %s:\n%s", name, msg)
 		}

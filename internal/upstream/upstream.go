@@ -10,6 +10,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,25 @@ type Options struct {
 	MaxResponseBytes int64
 	// MaxConnsPerHost bounds idle connections kept per provider host.
 	MaxIdleConnsPerHost int
+	// Transport selects the HTTP client: TransportStd (the default,
+	// net/http's Transport, HTTP/2 where offered) or TransportFastHTTP
+	// (HTTP/1.1 written and read in the calling goroutine; see
+	// fastTransport). Any other value means TransportStd; configuration
+	// (SVC_UPSTREAM_TRANSPORT) validates it.
+	Transport string
+
+	// tlsConfig, when set, is the TLS configuration (tests trust their
+	// server with it).
+	tlsConfig *tls.Config
+	// dial, when set, replaces the dialer (tests resolve names with it).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
+
+// The transports Options.Transport selects.
+const (
+	TransportStd      = "std"
+	TransportFastHTTP = "fasthttp"
+)
 
 // Client sends requests to providers.
 type Client struct {
@@ -47,10 +66,14 @@ func New(opt Options) *Client {
 	if opt.MaxIdleConnsPerHost <= 0 {
 		opt.MaxIdleConnsPerHost = 512
 	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := opt.dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
+		TLSClientConfig:       opt.tlsConfig.Clone(),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          4 * opt.MaxIdleConnsPerHost,
 		MaxIdleConnsPerHost:   opt.MaxIdleConnsPerHost,
@@ -61,8 +84,13 @@ func New(opt Options) *Client {
 		WriteBufferSize:       32 << 10,
 		ReadBufferSize:        32 << 10,
 	}
+	var rt http.RoundTripper = tr
+	switch opt.Transport {
+	case TransportFastHTTP:
+		rt = newFastTransport(opt, dial, http.ProxyFromEnvironment, tr)
+	}
 	return &Client{opt: opt, hc: &http.Client{
-		Transport: tr,
+		Transport: rt,
 		// Never follow redirects to another host with our credentials.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

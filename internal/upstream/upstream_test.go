@@ -27,7 +27,6 @@ func TestTransportErrorKinds(t *testing.T) {
 	closedAddr := ln.Addr().String()
 	ln.Close()
 
-	c := New(Options{HeaderTimeout: 100 * time.Millisecond})
 	cases := []struct {
 		name string
 		url  string
@@ -43,13 +42,14 @@ func TestTransportErrorKinds(t *testing.T) {
 		}, apierr.ClientClosed},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		forEachTransport(t, func(t *testing.T, transport string) {
+			c := New(Options{HeaderTimeout: 100 * time.Millisecond, Transport: transport})
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, "GET", tc.url, nil)
 			_, err := c.Do(req)
 			if got := apierr.KindOf(err); got != tc.want {
-				t.Fatalf("got kind %v (%v), want %v", got, err, tc.want)
+				t.Fatalf("%s: got kind %v (%v), want %v", tc.name, got, err, tc.want)
 			}
 			if strings.Contains(apierr.From(err).Message, "127.0.0.1") {
 				t.Errorf("message leaks the address: %q", apierr.From(err).Message)
@@ -59,17 +59,19 @@ func TestTransportErrorKinds(t *testing.T) {
 }
 
 func TestReadBodyLimit(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(strings.Repeat("x", 2048)))
-	}))
-	defer srv.Close()
-	c := New(Options{MaxResponseBytes: 1024})
-	req, _ := http.NewRequest("GET", srv.URL, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ReadBody(resp); apierr.KindOf(err) != apierr.UpstreamError {
-		t.Fatalf("got %v, want UpstreamError for an oversized body", err)
-	}
+	forEachTransport(t, func(t *testing.T, transport string) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(strings.Repeat("x", 2048)))
+		}))
+		defer srv.Close()
+		c := New(Options{MaxResponseBytes: 1024, Transport: transport})
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ReadBody(resp); apierr.KindOf(err) != apierr.UpstreamError {
+			t.Fatalf("got %v, want UpstreamError for an oversized body", err)
+		}
+	})
 }

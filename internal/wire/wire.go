@@ -187,7 +187,7 @@ func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, er
 		px := proxy.New(proxy.Deps{
 			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 			Limits: limiter, Cache: sc,
-			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout}),
+			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout, Transport: cfg.UpstreamTransport}),
 			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
 			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
 		})
