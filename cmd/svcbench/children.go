@@ -31,8 +31,9 @@ import (
 const (
 	envFake       = "SVCBENCH_FAKE"        // "1": serve the fake OpenAI upstream
 	envBaseline   = "SVCBENCH_BASELINE"    // "1": serve a bare reverse proxy
+	envRelay      = "SVCBENCH_RELAY"       // "1": serve a TCP relay
 	envAddr       = "SVCBENCH_ADDR"        // the helper's listen address
-	envUpstream   = "SVCBENCH_UPSTREAM"    // baseline: the URL it forwards to
+	envUpstream   = "SVCBENCH_UPSTREAM"    // baseline, relay: the URL it forwards to
 	envIdle       = "SVCBENCH_IDLE"        // baseline: MaxIdleConnsPerHost; 0 keeps http.DefaultTransport
 	envChunks     = "SVCBENCH_CHUNKS"      // fake: content chunks per stream
 	envChunkDelay = "SVCBENCH_CHUNK_DELAY" // fake: pause between chunks
@@ -46,6 +47,8 @@ func childMain() (code int, ok bool) {
 		return serveChild(startFakeChild), true
 	case os.Getenv(envBaseline) == "1":
 		return serveChild(startBaselineChild), true
+	case os.Getenv(envRelay) == "1":
+		return serveChild(startRelayChild), true
 	}
 	return 0, false
 }
@@ -60,6 +63,12 @@ func fakeChildEnv(addr string, chunks int, chunkDelay time.Duration) []string {
 // idle upstream connections per host (0: http.DefaultTransport's 2).
 func baselineChildEnv(upstream string, idle int) []string {
 	return []string{envBaseline + "=1", envAddr + "=127.0.0.1:0", envUpstream + "=" + upstream, envIdle + "=" + strconv.Itoa(idle)}
+}
+
+// relayChildEnv is the environment that makes a child serve a TCP relay to
+// upstream's host.
+func relayChildEnv(upstream string) []string {
+	return []string{envRelay + "=1", envAddr + "=127.0.0.1:0", envUpstream + "=" + upstream}
 }
 
 // serveChild starts a helper, prints its URL on stdout for the parent and
@@ -154,6 +163,74 @@ func startBaselineChild() (string, func(), error) {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// startRelayChild starts the floor of any proxy hop: a TCP relay to the
+// upstream URL's host that copies bytes both ways without reading them, one
+// upstream connection per client connection. Whatever an HTTP proxy adds
+// beyond it is the proxy's own work; what the relay adds is the price of the
+// extra hop itself on this machine (two more process wake-ups and socket
+// round trips per request).
+func startRelayChild() (string, func(), error) {
+	upstream, err := url.Parse(os.Getenv(envUpstream))
+	if err != nil || upstream.Scheme != "http" || upstream.Host == "" {
+		return "", nil, fmt.Errorf("%s: want an http URL, got %q", envUpstream, os.Getenv(envUpstream))
+	}
+	ln, err := net.Listen("tcp", os.Getenv(envAddr))
+	if err != nil {
+		return "", nil, err
+	}
+	var (
+		mu    sync.Mutex
+		conns = map[net.Conn]struct{}{}
+	)
+	track := func(c net.Conn, add bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if add {
+			conns[c] = struct{}{}
+		} else {
+			delete(conns, c)
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", upstream.Host)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				track(c, true)
+				track(u, true)
+				defer track(c, false)
+				defer track(u, false)
+				done := make(chan struct{})
+				go func() {
+					_, _ = io.Copy(u, c)
+					_ = u.(*net.TCPConn).CloseWrite()
+					close(done)
+				}()
+				_, _ = io.Copy(c, u)
+				_ = c.(*net.TCPConn).CloseWrite()
+				<-done
+			}()
+		}
+	}()
+	stop := func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range conns {
+			_ = c.Close()
+		}
+	}
+	return "http://" + ln.Addr().String(), stop, nil
 }
 
 // child is a helper process svcbench started.

@@ -16,8 +16,8 @@ import (
 )
 
 // The fake child serves the fake with the upstream key and the chunk
-// settings; the reverse-proxy child forwards to it, streams included; both
-// end cleanly when their stdin closes.
+// settings; the reverse-proxy and relay children forward to it, streams
+// included; all end cleanly when their stdin closes.
 func TestChildren(t *testing.T) {
 	fake, err := startChild(context.Background(), "fake upstream", fakeChildEnv("127.0.0.1:0", 3, 2*time.Millisecond))
 	if err != nil {
@@ -32,12 +32,18 @@ func TestChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.stop()
+	relay, err := startChild(context.Background(), "tcp relay", relayChildEnv(fake.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.stop()
 
 	for _, tt := range []struct {
 		name, url string
 	}{
 		{"fake", fake.url + "/chat/completions"},
 		{"reverse proxy", proxy.url + "/v1/chat/completions"},
+		{"tcp relay", relay.url + "/v1/chat/completions"},
 	} {
 		for _, stream := range []bool{false, true} {
 			r := phaseAgainst(t, tt.url, stream, 2, 10)
@@ -85,7 +91,7 @@ func TestChildren(t *testing.T) {
 		}
 	}
 
-	for _, c := range append(proxies, proxy, fake, quick) {
+	for _, c := range append(proxies, proxy, relay, fake, quick) {
 		start := time.Now()
 		if err := c.stop(); err != nil {
 			t.Errorf("stop: %v", err)

@@ -2,21 +2,22 @@
 // throughput it keeps, against the fake OpenAI upstream of
 // internal/providertest, in one run: for each scenario (streaming or not, at
 // each concurrency) it sends the same requests first directly to the fake,
-// then through a bare reverse proxy (net/http/httputil's ReverseProxy with the
-// default transport, the reference point; its server runs full duplex, without
-// which a few proxied streams in a thousand are cut, golang/go#40747), then
-// through svc, and reports the
+// then through a TCP relay (bytes copied both ways, unread: the floor of any
+// proxy hop on this machine), then through a bare reverse proxy
+// (net/http/httputil's ReverseProxy with the default transport, the reference
+// point; its server runs full duplex, without which a few proxied streams in a
+// thousand are cut, golang/go#40747), then through svc, and reports the
 // difference from direct at the same percentile, with svc's allocations per
 // request and its memory.
 //
 // Every party runs in its own process, as in production: the client in
-// svcbench's, the fake upstream and the bare reverse proxy in child processes
+// svcbench's, the fake upstream, the relay and the bare reverse proxy in child processes
 // of svcbench (its own binary, re-executed), and svc in another. So a direct
 // request crosses one process boundary, as svc's hop to a real provider does,
 // and "added" is only what the gateway hop adds. -fake-inprocess runs the fake
 // in svcbench's process instead (cheaper direct requests, which inflates
 // "added" by a cross-process round trip); -baseline=false skips the reverse
-// proxy. The reverse proxy's default transport keeps 2 idle connections per
+// proxy, -relay=false the relay. The reverse proxy's default transport keeps 2 idle connections per
 // host, so under concurrency it keeps opening new ones to the fake, as an
 // untuned proxy would; -baseline-idle sets a pool size like svc's (512).
 //
@@ -96,6 +97,7 @@ type options struct {
 	fakeAddr    string
 	fakeInProc  bool
 	baseline    bool
+	relay       bool
 	baseIdle    int    // -baseline-idle
 	cpuprofile  string // -cpuprofile-svc
 	json        bool
@@ -129,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake upstream")
 	fs.BoolVar(&o.fakeInProc, "fake-inprocess", false, "run the fake upstream in svcbench's process rather than its own")
 	fs.BoolVar(&o.baseline, "baseline", true, "measure a bare httputil.ReverseProxy (its own process) as a reference point")
+	fs.BoolVar(&o.relay, "relay", true, "measure a TCP relay (its own process, bytes copied unread): the floor of any proxy hop")
 	fs.IntVar(&o.baseIdle, "baseline-idle", 0, "idle upstream connections per host the reverse proxy keeps (0: the default transport's 2, which makes it reconnect under concurrency)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile-svc", "", "write a CPU profile of svc during the non-stream phase at the highest concurrency to this file")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON too")
@@ -262,6 +265,14 @@ func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err 
 		defer stopChild(fake, progress)
 		rep.Upstream = fake.url
 	}
+	if o.relay {
+		relay, err := startChild(ctx, "tcp relay", relayChildEnv(rep.Upstream))
+		if err != nil {
+			return nil, err
+		}
+		defer stopChild(relay, progress)
+		rep.Relay = relay.url
+	}
 	if o.baseline {
 		proxy, err := startChild(ctx, "reverse proxy", baselineChildEnv(strings.TrimSuffix(rep.Upstream, "/v1"), o.baseIdle))
 		if err != nil {
@@ -304,6 +315,7 @@ func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err 
 	client := newClient(maxC, o.timeout)
 	defer client.CloseIdleConnections()
 	direct := target{name: "direct", url: rep.Upstream + "/chat/completions", auth: "Bearer " + upstreamKey}
+	viaRelay := target{name: "tcp-relay", url: rep.Relay + "/v1/chat/completions", auth: "Bearer " + upstreamKey}
 	viaProxy := target{name: "reverse-proxy", url: rep.ReverseProxy + "/v1/chat/completions", auth: "Bearer " + upstreamKey}
 	viaSvc := target{name: "svc", url: gw.proxyURL + "/v1/chat/completions", auth: "Bearer " + gw.vkey}
 
@@ -329,13 +341,22 @@ func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err 
 			sc.Direct = stats(d)
 			measured := []phaseResult{d}
 
-			var b phaseResult
+			reference := func(t target) (phaseResult, *baselineResult) {
+				warmUp(t)
+				r := phase(t, o.n, o.duration)
+				b := &baselineResult{phaseStats: stats(r)}
+				b.AddedP50, b.AddedP99, b.RPSRatio = added(sc.Direct, b.phaseStats)
+				return r, b
+			}
+			if rep.Relay != "" {
+				var r phaseResult
+				r, sc.Relay = reference(viaRelay)
+				measured = append(measured, r)
+			}
 			if rep.ReverseProxy != "" {
-				warmUp(viaProxy)
-				b = phase(viaProxy, o.n, o.duration)
-				sc.Baseline = &baselineResult{phaseStats: stats(b)}
-				sc.Baseline.AddedP50, sc.Baseline.AddedP99, sc.Baseline.RPSRatio = added(sc.Direct, sc.Baseline.phaseStats)
-				measured = append(measured, b)
+				var r phaseResult
+				r, sc.Baseline = reference(viaProxy)
+				measured = append(measured, r)
 			}
 
 			// Warm up outside the allocation, memory and profile window.
@@ -382,8 +403,11 @@ func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err 
 				}
 			}
 			viaB := ""
+			if sc.Relay != nil {
+				viaB = fmt.Sprintf(", tcp-relay p50 %s (%.0f rps)", fmtMS(sc.Relay.P50), sc.Relay.RPS)
+			}
 			if sc.Baseline != nil {
-				viaB = fmt.Sprintf(", reverse-proxy p50 %s (%.0f rps)", fmtMS(sc.Baseline.P50), sc.Baseline.RPS)
+				viaB += fmt.Sprintf(", reverse-proxy p50 %s (%.0f rps)", fmtMS(sc.Baseline.P50), sc.Baseline.RPS)
 			}
 			fmt.Fprintf(progress, "svcbench: %s c=%d: direct p50 %s (%.0f rps)%s, via svc p50 %s (%.0f rps), %d failed\n",
 				mode, c, fmtMS(sc.Direct.P50), sc.Direct.RPS, viaB, fmtMS(sc.Svc.P50), sc.Svc.RPS, failed)

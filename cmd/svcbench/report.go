@@ -31,6 +31,8 @@ type scenarioResult struct {
 	Mode        string     `json:"mode"` // "non-stream" or "stream"
 	Concurrency int        `json:"concurrency"`
 	Direct      phaseStats `json:"direct"`
+	// Relay is the TCP relay; nil with -relay=false.
+	Relay *baselineResult `json:"tcp_relay,omitempty"`
 	// Baseline is the bare reverse proxy; nil with -baseline=false.
 	Baseline *baselineResult `json:"baseline,omitempty"`
 	Svc      phaseStats      `json:"svc"`
@@ -46,8 +48,9 @@ type scenarioResult struct {
 	MaxRSS int64 `json:"svc_max_rss_bytes"`
 }
 
-// baselineResult is the bare reverse proxy's phase and how it compares with
-// the direct one, as the scenario's Added and RPSRatio fields do for svc.
+// baselineResult is a reference path's phase (the relay's, the bare reverse
+// proxy's) and how it compares with the direct one, as the scenario's Added
+// and RPSRatio fields do for svc.
 type baselineResult struct {
 	phaseStats
 	AddedP50 float64 `json:"added_p50_ms"`
@@ -66,6 +69,7 @@ type report struct {
 	// Where the parties run: the client always in svcbench's process.
 	Upstream      string `json:"fake_upstream"`
 	FakeInProcess bool   `json:"fake_in_process"`
+	Relay         string `json:"tcp_relay,omitempty"`     // its own process; "" with -relay=false
 	ReverseProxy  string `json:"reverse_proxy,omitempty"` // its own process; "" with -baseline=false
 	// ReverseProxyIdle is its MaxIdleConnsPerHost; 0: http.DefaultTransport's.
 	ReverseProxyIdle int  `json:"reverse_proxy_max_idle_per_host,omitempty"`
@@ -186,6 +190,9 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	fmt.Fprintf(w, "svcbench: %s after %d warm-up requests, sent from svcbench's process to\n", per, r.Warmup)
 	fmt.Fprintf(w, "  fake upstream  %s, %s, streams %d chunks %s apart\n", fake, r.Upstream, r.Chunks, r.ChunkDelay)
+	if r.Relay != "" {
+		fmt.Fprintf(w, "  tcp-relay      own process, %s: bytes copied both ways, unread\n", r.Relay)
+	}
 	if r.ReverseProxy != "" {
 		tr := "default transport (2 idle conns per host)"
 		if r.ReverseProxyIdle > 0 {
@@ -229,6 +236,9 @@ func writeTable(w io.Writer, r *report) error {
 			name = ""
 		}
 		row("direct", sc.Direct, 0, 0, 0)
+		if b := sc.Relay; b != nil {
+			row("tcp-relay", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio)
+		}
 		if b := sc.Baseline; b != nil {
 			row("reverse-proxy", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio)
 		}
@@ -246,8 +256,11 @@ func writeTable(w io.Writer, r *report) error {
 	for _, sc := range r.Scenarios {
 		if sc.Mode == modeStream {
 			proxy := ""
+			if b := sc.Relay; b != nil {
+				proxy = fmt.Sprintf(", tcp-relay %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
+			}
 			if b := sc.Baseline; b != nil {
-				proxy = fmt.Sprintf(", reverse-proxy %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
+				proxy += fmt.Sprintf(", reverse-proxy %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
 			}
 			ttfb = append(ttfb, fmt.Sprintf("c=%d direct %s/%s%s, via svc %s/%s",
 				sc.Concurrency, fmtMS(sc.Direct.TTFBP50), fmtMS(sc.Direct.TTFBP99), proxy, fmtMS(sc.Svc.TTFBP50), fmtMS(sc.Svc.TTFBP99)))

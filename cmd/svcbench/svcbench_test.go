@@ -31,11 +31,11 @@ func TestParseFlags(t *testing.T) {
 	if o.warmup != o.n/10 {
 		t.Errorf("default warm-up: got %d, want n/10 = %d", o.warmup, o.n/10)
 	}
-	if o.fakeInProc || !o.baseline || o.baseIdle != 0 || o.cpuprofile != "" {
-		t.Errorf("default -fake-inprocess %v, -baseline %v, -baseline-idle %d, -cpuprofile-svc %q", o.fakeInProc, o.baseline, o.baseIdle, o.cpuprofile)
+	if o.fakeInProc || !o.baseline || !o.relay || o.baseIdle != 0 || o.cpuprofile != "" {
+		t.Errorf("default -fake-inprocess %v, -baseline %v, -relay %v, -baseline-idle %d, -cpuprofile-svc %q", o.fakeInProc, o.baseline, o.relay, o.baseIdle, o.cpuprofile)
 	}
-	o, err = parseFlags([]string{"-fake-inprocess", "-baseline=false", "-baseline-idle", "512", "-cpuprofile-svc", "p.out"}, &bytes.Buffer{})
-	if err != nil || !o.fakeInProc || o.baseline || o.baseIdle != 512 || o.cpuprofile != "p.out" {
+	o, err = parseFlags([]string{"-fake-inprocess", "-baseline=false", "-relay=false", "-baseline-idle", "512", "-cpuprofile-svc", "p.out"}, &bytes.Buffer{})
+	if err != nil || !o.fakeInProc || o.baseline || o.relay || o.baseIdle != 512 || o.cpuprofile != "p.out" {
 		t.Errorf("got %+v, %v", o, err)
 	}
 
@@ -172,7 +172,7 @@ func TestRunAgainstRunningGateway(t *testing.T) {
 		t.Fatalf("no JSON after the table:\n%s", &out)
 	}
 	for _, want := range []string{"non-stream c=1", "non-stream c=3", "stream c=1", "stream c=3", "failed requests: 0", "added p50",
-		"reverse-proxy", "fake upstream  own process", "already running (-gateway)"} {
+		"tcp-relay", "reverse-proxy", "fake upstream  own process", "already running (-gateway)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table has no %q:\n%s", want, table)
 		}
@@ -181,7 +181,7 @@ func TestRunAgainstRunningGateway(t *testing.T) {
 	if err := json.Unmarshal([]byte("{"+js), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Scenarios) != 4 || rep.Failures != 0 || rep.PeakRSS != 0 || rep.FakeInProcess || rep.GatewayStarted || rep.ReverseProxy == "" {
+	if len(rep.Scenarios) != 4 || rep.Failures != 0 || rep.PeakRSS != 0 || rep.FakeInProcess || rep.GatewayStarted || rep.ReverseProxy == "" || rep.Relay == "" {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, sc := range rep.Scenarios {
@@ -190,6 +190,9 @@ func TestRunAgainstRunningGateway(t *testing.T) {
 		}
 		if b := sc.Baseline; b == nil || b.Requests != 40 || b.Failures != 0 || b.P50 <= 0 || b.RPSRatio <= 0 || b.AddedP50 != b.P50-sc.Direct.P50 {
 			t.Errorf("scenario %s c=%d: reverse proxy %+v", sc.Mode, sc.Concurrency, b)
+		}
+		if r := sc.Relay; r == nil || r.Requests != 40 || r.Failures != 0 || r.P50 <= 0 || r.RPSRatio <= 0 || r.AddedP50 != r.P50-sc.Direct.P50 {
+			t.Errorf("scenario %s c=%d: tcp relay %+v", sc.Mode, sc.Concurrency, r)
 		}
 	}
 }
@@ -249,7 +252,7 @@ func TestRunWithoutPprof(t *testing.T) {
 	var out, errOut bytes.Buffer
 	prof := filepath.Join(t.TempDir(), "svc.pprof")
 	code := run(context.Background(), []string{"-svc-bin", os.Args[0], "-svc-env", fakeSvcEnv + "=1", "-svc-env", "SVCBENCH_FAKE_SVC_PPROF=off",
-		"-n", "20", "-warmup", "0", "-c", "1", "-modes", "stream", "-fake-inprocess", "-baseline=false", "-cpuprofile-svc", prof}, &out, &errOut)
+		"-n", "20", "-warmup", "0", "-c", "1", "-modes", "stream", "-fake-inprocess", "-baseline=false", "-relay=false", "-cpuprofile-svc", prof}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
 	}
@@ -264,8 +267,8 @@ func TestRunWithoutPprof(t *testing.T) {
 			t.Errorf("table has no %q:\n%s", want, &out)
 		}
 	}
-	if strings.Contains(out.String(), "reverse-proxy") {
-		t.Errorf("-baseline=false, yet:\n%s", &out)
+	if strings.Contains(out.String(), "reverse-proxy") || strings.Contains(out.String(), "tcp-relay") {
+		t.Errorf("-baseline=false -relay=false, yet:\n%s", &out)
 	}
 }
 
