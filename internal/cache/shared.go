@@ -228,6 +228,13 @@ func (c *Cache) Run(ctx context.Context) error {
 				flushes = nil
 				continue
 			}
+			// The new generations first: until they are read, lookups
+			// still address the flushed entries in the shared tier, so
+			// dropping L1 and the index before would leave a window in
+			// which a flushed answer is served (and put back into L1).
+			if err := c.refreshGens(ctx); err != nil {
+				c.kvFailed("gen", err)
+			}
 			var n flushNotice
 			if json.Unmarshal(msg, &n) == nil {
 				if n.NS == "*" {
@@ -235,9 +242,6 @@ func (c *Cache) Run(ctx context.Context) error {
 				} else {
 					c.dropScope(nsPrefix(nsName(n.NS)))
 				}
-			}
-			if err := c.refreshGens(ctx); err != nil {
-				c.kvFailed("gen", err)
 			}
 		case <-tick.C:
 		}
