@@ -172,19 +172,25 @@ func TestMidStreamFailureEndsWithErrorEvent(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	body := string(b)
-	if strings.Contains(body, "[DONE]") {
+	endsWithErrorEvent(t, b)
+	entries := g.logEntries("", 1)
+	if len(entries) != 1 || entries[0]["error"] == nil || entries[0]["metrics"].(map[string]any)["success"] != false {
+		t.Errorf("entry = %v, want the stream failure recorded", entries)
+	}
+}
+
+// endsWithErrorEvent checks that a stream the provider cut ends with an
+// OpenAI-shaped error event, not with [DONE].
+func endsWithErrorEvent(t *testing.T, body []byte) {
+	t.Helper()
+	if strings.Contains(string(body), "[DONE]") {
 		t.Errorf("a cut stream ended with [DONE]:\n%s", body)
 	}
-	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	events := strings.Split(strings.TrimSpace(string(body)), "\n\n")
 	last := events[len(events)-1]
 	var e errorBody
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(last, "data: ")), &e); err != nil || e.Error.Type != "upstream_error" {
 		t.Errorf("last event %q, want an OpenAI-shaped error event", last)
-	}
-	entries := g.logEntries("", 1)
-	if len(entries) != 1 || entries[0]["error"] == nil || entries[0]["metrics"].(map[string]any)["success"] != false {
-		t.Errorf("entry = %v, want the stream failure recorded", entries)
 	}
 }
 

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -76,11 +74,6 @@ func TestFastHTTPUpstreamTransport(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		events := strings.Split(strings.TrimSpace(string(b)), "\n\n")
-		last := events[len(events)-1]
-		var e errorBody
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(last, "data: ")), &e); err != nil || e.Error.Type != "upstream_error" || strings.Contains(string(b), "[DONE]") {
-			t.Errorf("a cut stream ended with %q, want an OpenAI-shaped error event and no [DONE]", last)
-		}
+		endsWithErrorEvent(t, b)
 	})
 }

@@ -140,19 +140,7 @@ func BenchmarkSearch100k(b *testing.B) {
 // node and evicts (removes) the oldest.
 func BenchmarkAdd(b *testing.B) {
 	const n, dim = 20000, 512
-	r := rand.New(rand.NewPCG(7, 7))
-	gen := newEmbeddingGen(r, dim)
-	x := mustNew(b, Options{Dim: dim, MaxEntries: n})
-	v := make([]float32, dim)
-	for i := range n {
-		gen.next(v)
-		mustAdd(b, x, "scope", strconv.Itoa(i), v)
-	}
-	vecs := make([][]float32, 1000)
-	for i := range vecs {
-		vecs[i] = make([]float32, dim)
-		gen.next(vecs[i])
-	}
+	x, vecs := fullScope(b, rand.New(rand.NewPCG(7, 7)), n, dim)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -177,4 +165,24 @@ func BenchmarkSearchExact(b *testing.B) {
 	for b.Loop() {
 		x.Search("scope", q, 1, 0.5)
 	}
+}
+
+// fullScope returns an index whose scope "scope" holds n embedding-like
+// vectors of dim dimensions (MaxEntries n, so each further Add evicts the
+// oldest), and 1,000 more such vectors drawn from the same generator.
+func fullScope(b *testing.B, r *rand.Rand, n, dim int) (*Index, [][]float32) {
+	b.Helper()
+	gen := newEmbeddingGen(r, dim)
+	x := mustNew(b, Options{Dim: dim, MaxEntries: n})
+	v := make([]float32, dim)
+	for i := range n {
+		gen.next(v)
+		mustAdd(b, x, "scope", strconv.Itoa(i), v)
+	}
+	vecs := make([][]float32, 1000)
+	for i := range vecs {
+		vecs[i] = make([]float32, dim)
+		gen.next(vecs[i])
+	}
+	return x, vecs
 }

@@ -18,18 +18,7 @@ import (
 func BenchmarkSearchDuringInserts(b *testing.B) {
 	const n, dim = 20000, 512
 	r := rand.New(rand.NewPCG(31, 32))
-	gen := newEmbeddingGen(r, dim)
-	x := mustNew(b, Options{Dim: dim, MaxEntries: n})
-	v := make([]float32, dim)
-	for i := range n {
-		gen.next(v)
-		mustAdd(b, x, "scope", strconv.Itoa(i), v)
-	}
-	vecs := make([][]float32, 1000)
-	for i := range vecs {
-		vecs[i] = make([]float32, dim)
-		gen.next(vecs[i])
-	}
+	x, vecs := fullScope(b, r, n, dim)
 	queries := make([][]float32, 256)
 	for i := range queries {
 		queries[i] = noisy(r, vecs[r.IntN(len(vecs))], 0.3)
