@@ -26,9 +26,9 @@ const maxLevel = 15
 // The scope guards a graph with its lock. search and plan (the search phase
 // of an insert) only read the graph and may run concurrently with each
 // other under the read lock; link (the write phase of an insert) and remove
-// need the write lock. Inserts into one graph must be serialised (the scope
-// has an insert lock for that): between an insert's plan and its link, only
-// removals may change the graph.
+// need the write lock. Nothing may change the graph between an insert's
+// plan and its link: the scope's insert lock, which inserts hold from plan
+// to link and removals take too, sees to that.
 type graph struct {
 	m, m0 int // neighbours per node on upper layers, on layer 0
 	efc   int
@@ -194,9 +194,8 @@ func (g *graph) drawLevel() int {
 
 // plan is the search phase of inserting the unit vector q as a node of top
 // layer level: for each layer from min(level, g.top) down to 0, the
-// EfConstruction nodes most similar to q, best first, each cand holding its
-// node's owner (cand.e) so that link can tell whether the node is still the
-// same. It returns nil for an empty graph. plan only reads the graph: it
+// EfConstruction nodes most similar to q, best first. It returns nil for an
+// empty graph. plan only reads the graph: it
 // may run concurrently with searches and other plans, not with link or
 // remove.
 func (g *graph) plan(q []float32, level int) [][]cand {
@@ -213,9 +212,6 @@ func (g *graph) plan(q []float32, level int) [][]cand {
 		res := g.searchLayer(q, ep, g.efc, l, vs)
 		g.visits.Put(vs)
 		bestFirst(res)
-		for i := range res {
-			res[i].e = g.nodes[res[i].id].owner
-		}
 		layers[l] = res
 		ep = res[0]
 	}
@@ -223,25 +219,9 @@ func (g *graph) plan(q []float32, level int) [][]cand {
 }
 
 // link is the write phase of inserting e, whose top layer is level: it
-// takes a node for e and links it to the neighbours plan found. Nodes may
-// have been removed since plan ran (though none inserted): candidates whose
-// node no longer has the owner plan saw (a freed slot has none, a reused
-// one another) are dropped, and if that leaves a layer without any, plan
-// runs again. It returns e's node.
+// takes a node for e and links it to the neighbours plan found on this
+// graph, unchanged since. It returns e's node.
 func (g *graph) link(e *entry, level int, layers [][]cand) uint32 {
-	if g.entry >= 0 {
-		for l := min(level, g.top); l >= 0; l-- {
-			if l < len(layers) {
-				layers[l] = slices.DeleteFunc(layers[l], func(c cand) bool {
-					return int(c.id) >= len(g.nodes) || g.nodes[c.id].owner != c.e
-				})
-			}
-			if l >= len(layers) || len(layers[l]) == 0 {
-				layers = g.plan(e.vec, level) // that layer's neighbourhood went
-				break
-			}
-		}
-	}
 	var id uint32
 	if n := len(g.free); n > 0 {
 		id = g.free[n-1]

@@ -45,7 +45,8 @@ func newScope(name string, o *Options) *scope {
 // until it has the write lock, so that inserts run one at a time: under the
 // read lock, concurrently with searches, it finds e's candidate neighbours
 // (graph.plan, nearly all the cost); then under the write lock it places e
-// and links its node to the candidates that are still there (graph.link).
+// and links its node to them (graph.link). Removals take the insert lock
+// too, so the graph does not change in between.
 func (s *scope) insert(e *entry) {
 	s.insMu.Lock()
 	s.mu.RLock()
