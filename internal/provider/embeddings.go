@@ -15,7 +15,7 @@ type EmbeddingsAdapter interface {
 	// NewEmbeddingsRequest builds the upstream request (without
 	// credentials). An input the provider cannot take (token IDs) is an
 	// InvalidRequest naming "input".
-	NewEmbeddingsRequest(ctx context.Context, t Target, r *llm.EmbeddingsRequest) (*http.Request, error)
+	NewEmbeddingsRequest(ctx context.Context, t Deployment, r *llm.EmbeddingsRequest) (*http.Request, error)
 	// DecodeEmbeddings turns a successful upstream body into OpenAI's
 	// embeddings answer (llm.EncodeEmbeddings), with its usage. r is the
 	// request the body answers: it names the model and the encoding.

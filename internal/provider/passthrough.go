@@ -26,7 +26,7 @@ type PassthroughCall struct {
 
 // Passthrough is the optional ability to forward OpenAI-compatible endpoints.
 type Passthrough interface {
-	NewPassthroughRequest(ctx context.Context, t Target, c PassthroughCall) (*http.Request, error)
+	NewPassthroughRequest(ctx context.Context, t Deployment, c PassthroughCall) (*http.Request, error)
 }
 
 // NativeCall is a provider-native request forwarded untranslated (the
@@ -45,7 +45,7 @@ type NativeCall struct {
 // Native is the optional ability to forward a provider's own API and read
 // usage from its answers.
 type Native interface {
-	NewNativeRequest(ctx context.Context, t Target, c NativeCall) (*http.Request, error)
+	NewNativeRequest(ctx context.Context, t Deployment, c NativeCall) (*http.Request, error)
 	// DecodeNative reads usage and model from a non-streamed native answer.
 	DecodeNative(body []byte) (llm.Usage, string, error)
 	// DecodeNativeStream relays a native stream's events unchanged while

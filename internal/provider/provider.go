@@ -17,8 +17,8 @@ import (
 	"github.com/svc-gateway/svc/internal/llm"
 )
 
-// Target is the resolved destination of one upstream call.
-type Target struct {
+// Deployment is the resolved destination of one upstream call.
+type Deployment struct {
 	Provider   string
 	Model      string // the model name the provider expects
 	BaseURL    string // as the provider's SDK takes it (with /v1 for OpenAI-style)
@@ -52,7 +52,7 @@ type StreamInfo struct {
 // I/O: it builds requests and decodes bodies the caller supplies.
 type ChatAdapter interface {
 	// NewChatRequest builds the upstream request (without credentials).
-	NewChatRequest(ctx context.Context, t Target, c ChatCall) (*http.Request, error)
+	NewChatRequest(ctx context.Context, t Deployment, c ChatCall) (*http.Request, error)
 	// DecodeChat turns a successful upstream body into an OpenAI chat
 	// completion body, with its usage and model.
 	DecodeChat(body []byte) (out []byte, usage llm.Usage, model string, err error)
@@ -73,6 +73,6 @@ type ModelNamer interface {
 
 // ModelLister is the optional ability to list the provider's models.
 type ModelLister interface {
-	NewModelsRequest(ctx context.Context, t Target) (*http.Request, error)
+	NewModelsRequest(ctx context.Context, t Deployment) (*http.Request, error)
 	DecodeModels(body []byte) ([]string, error)
 }

@@ -62,9 +62,9 @@ func (r *Registry) Default() string { return r.deflt }
 // Names lists the providers, sorted.
 func (r *Registry) Names() []string { return r.names }
 
-// Target is where a call of p for model goes.
-func (p *Provider) Target(model string) Target {
-	return Target{Provider: p.Name, Model: model, BaseURL: p.BaseURL, APIVersion: p.APIVersion,
+// Deployment is where a call of p for model goes.
+func (p *Provider) Deployment(model string) Deployment {
+	return Deployment{Provider: p.Name, Model: model, BaseURL: p.BaseURL, APIVersion: p.APIVersion,
 		Region: p.Region, Project: p.Project, Location: p.Location}
 }
 

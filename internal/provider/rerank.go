@@ -12,7 +12,7 @@ import (
 // ChatAdapter it never does I/O; errors go through ChatAdapter.DecodeError.
 type RerankAdapter interface {
 	// NewRerankRequest builds the upstream request (without credentials).
-	NewRerankRequest(ctx context.Context, t Target, r *llm.RerankRequest) (*http.Request, error)
+	NewRerankRequest(ctx context.Context, t Deployment, r *llm.RerankRequest) (*http.Request, error)
 	// DecodeRerank turns a successful upstream body into svc's
 	// llm.RerankResponse JSON, with its usage. r is the request the body
 	// answers: its documents are echoed when it asks for them.

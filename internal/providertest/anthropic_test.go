@@ -284,7 +284,7 @@ func TestAnthropicProtocol(t *testing.T) {
 func TestAnthropicAdapterRoundTrip(t *testing.T) {
 	s := providertest.NewAnthropic(t, providertest.AnthAPIKey("sk-ant-test"), providertest.AnthCacheTokens(40, 8))
 	a := anthadapter.New()
-	target := provider.Target{Provider: "anthropic", Model: "claude-sonnet-4-5-20250929", BaseURL: s.URL()}
+	target := provider.Deployment{Provider: "anthropic", Model: "claude-sonnet-4-5-20250929", BaseURL: s.URL()}
 	send := func(body string) *http.Response {
 		t.Helper()
 		req, err := llm.DecodeChatRequest([]byte(body))

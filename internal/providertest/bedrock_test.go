@@ -31,7 +31,7 @@ func bedrCall(t *testing.T, fake *providertest.Bedrock, signer cred.Signer, body
 		t.Fatal(err)
 	}
 	a := bedrock.New()
-	hreq, err := a.NewChatRequest(context.Background(), provider.Target{Provider: "bedrock", Model: bedrModel, BaseURL: fake.URL(), Region: "us-east-1"}, provider.ChatCall{Req: req, Raw: []byte(body)})
+	hreq, err := a.NewChatRequest(context.Background(), provider.Deployment{Provider: "bedrock", Model: bedrModel, BaseURL: fake.URL(), Region: "us-east-1"}, provider.ChatCall{Req: req, Raw: []byte(body)})
 	if err != nil {
 		t.Fatal(err)
 	}

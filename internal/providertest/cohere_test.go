@@ -24,8 +24,8 @@ import (
 
 const cohKey = "co-test-key"
 
-func cohTarget(s *providertest.Cohere, model string) provider.Target {
-	return provider.Target{Provider: "cohere", Model: model, BaseURL: s.URL()}
+func cohTarget(s *providertest.Cohere, model string) provider.Deployment {
+	return provider.Deployment{Provider: "cohere", Model: model, BaseURL: s.URL()}
 }
 
 // cohDo sends req with the key and extra headers, and returns status, header

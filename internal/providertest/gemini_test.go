@@ -19,7 +19,7 @@ import (
 
 // gemDo sends body through adapter a to the fake, signed with signer, and
 // returns the response.
-func gemDo(t *testing.T, a *gemini.Adapter, target provider.Target, body string, signer cred.Signer, key string, header http.Header) (*http.Response, *llm.ChatRequest) {
+func gemDo(t *testing.T, a *gemini.Adapter, target provider.Deployment, body string, signer cred.Signer, key string, header http.Header) (*http.Response, *llm.ChatRequest) {
 	t.Helper()
 	req, err := llm.DecodeChatRequest([]byte(body))
 	if err != nil {
@@ -48,7 +48,7 @@ const gemHello = `{"model":"gemini-2.5-flash","messages":[{"role":"system","cont
 func TestGeminiChat(t *testing.T) {
 	s := providertest.NewGemini(t, providertest.GemAPIKey("AIza-test-key"), providertest.GemReply("Hi! Nice to meet you."))
 	a := gemini.New()
-	target := provider.Target{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
+	target := provider.Deployment{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
 	resp, _ := gemDo(t, a, target, gemHello, cred.Header{Name: "x-goog-api-key"}, "AIza-test-key", nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
@@ -80,7 +80,7 @@ func TestGeminiChat(t *testing.T) {
 func TestGeminiStreamVertex(t *testing.T) {
 	s := providertest.NewGemini(t, providertest.GemBearer("ya29.fake"), providertest.GemChunks(4), providertest.GemReply("one two three four five six"))
 	a := gemini.NewVertex()
-	target := provider.Target{Provider: "vertex", Model: "gemini-2.5-pro", BaseURL: s.URL(), Project: "p1", Location: "us-central1"}
+	target := provider.Deployment{Provider: "vertex", Model: "gemini-2.5-pro", BaseURL: s.URL(), Project: "p1", Location: "us-central1"}
 	body := `{"model":"gemini-2.5-pro","messages":[{"role":"user","content":"count"}],"stream":true}`
 	resp, _ := gemDo(t, a, target, body, cred.Bearer{}, "ya29.fake", nil)
 	if resp.StatusCode != http.StatusOK {
@@ -125,7 +125,7 @@ func TestGeminiStreamVertex(t *testing.T) {
 func TestGeminiFunctionCall(t *testing.T) {
 	s := providertest.NewGemini(t)
 	a := gemini.New()
-	target := provider.Target{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
+	target := provider.Deployment{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
 	body := `{"model":"gemini-2.5-flash","messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`
 	resp, _ := gemDo(t, a, target, body, cred.Bearer{}, "", nil)
 	b, _ := io.ReadAll(resp.Body)
@@ -143,7 +143,7 @@ func TestGeminiFunctionCall(t *testing.T) {
 func TestGeminiErrors(t *testing.T) {
 	s := providertest.NewGemini(t, providertest.GemAPIKey("right"))
 	a := gemini.New()
-	target := provider.Target{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
+	target := provider.Deployment{Provider: "gemini", Model: "gemini-2.5-flash", BaseURL: s.URL()}
 	for _, tc := range []struct {
 		name   string
 		key    string
@@ -178,7 +178,7 @@ func TestGeminiErrors(t *testing.T) {
 func TestGeminiModelsAndRecording(t *testing.T) {
 	s := providertest.NewGemini(t, providertest.GemModels("gemini-x", "gemini-y"), providertest.GemRecording(2))
 	a := gemini.New()
-	target := provider.Target{BaseURL: s.URL()}
+	target := provider.Deployment{BaseURL: s.URL()}
 	for range 3 {
 		req, err := a.NewModelsRequest(context.Background(), target)
 		if err != nil {

@@ -23,7 +23,7 @@ func (p *Proxy) callChat(ctx context.Context, x *pipeline.Exchange) (*pipeline.R
 	if !ok {
 		return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
 	}
-	target := prov.Target(x.UpstreamModel)
+	target := prov.Deployment(x.UpstreamModel)
 	req, err := prov.Adapter.NewChatRequest(ctx, target, provider.ChatCall{Req: x.Chat, Raw: x.Body})
 	if err != nil {
 		return nil, err

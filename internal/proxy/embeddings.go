@@ -13,7 +13,7 @@ import (
 func (p *Proxy) callEmbeddings(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, ea provider.EmbeddingsAdapter) (*pipeline.Response, error) {
 	r := *x.Embeddings
 	r.Model = x.UpstreamModel
-	req, err := ea.NewEmbeddingsRequest(ctx, prov.Target(x.UpstreamModel), &r)
+	req, err := ea.NewEmbeddingsRequest(ctx, prov.Deployment(x.UpstreamModel), &r)
 	if err != nil {
 		return nil, err
 	}

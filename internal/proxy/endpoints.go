@@ -91,7 +91,7 @@ func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
 		} else {
 			ct = "application/json"
 		}
-		target := prov.Target(x.UpstreamModel)
+		target := prov.Deployment(x.UpstreamModel)
 		req, err := pt.NewPassthroughRequest(ctx, target, provider.PassthroughCall{
 			Op: e.op, ContentType: ct, Body: body, Model: x.Model, WantUsage: x.Stream,
 		})

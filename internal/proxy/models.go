@@ -155,7 +155,7 @@ func (c *modelCache) fetch(ctx context.Context, p *provider.Provider, l provider
 	if err != nil && !errors.Is(err, keyvault.ErrNoKey) {
 		return nil, err
 	}
-	req, err := l.NewModelsRequest(ctx, p.Target(""))
+	req, err := l.NewModelsRequest(ctx, p.Deployment(""))
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func (p *Proxy) callNative(rt nativeRoute) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		prov, _ := p.d.Registry.Lookup(x.Provider)
 		nat := prov.Adapter.(provider.Native)
-		req, err := nat.NewNativeRequest(ctx, prov.Target(x.UpstreamModel), provider.NativeCall{
+		req, err := nat.NewNativeRequest(ctx, prov.Deployment(x.UpstreamModel), provider.NativeCall{
 			Method: rt.method, Op: rt.op, Query: x.Inbound.URL.RawQuery, Header: x.Inbound.Header, Body: x.Body, Model: x.Model,
 		})
 		if err != nil {

@@ -46,7 +46,7 @@ func (p *Proxy) rerankHandler() http.HandlerFunc {
 }
 
 func (p *Proxy) callRerank(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, ra provider.RerankAdapter, r *llm.RerankRequest) (*pipeline.Response, error) {
-	req, err := ra.NewRerankRequest(ctx, prov.Target(x.UpstreamModel), r)
+	req, err := ra.NewRerankRequest(ctx, prov.Deployment(x.UpstreamModel), r)
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (p *Proxy) planStage(next pipeline.Handler) pipeline.Handler {
 		if err != nil {
 			return nil, err
 		}
-		first := plan.Target(0)
+		first := plan.Decision(0)
 		if !auth.AllowsModel(x.Principal, x.Model, first.Model) {
 			return nil, auth.ErrModelNotAllowed(x.Model)
 		}
@@ -158,7 +158,7 @@ func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
 			return nil, apierr.New(apierr.Internal, "no_plan", "internal error: request not planned")
 		}
 		for attempt := 0; ; attempt++ {
-			d := plan.Target(attempt)
+			d := plan.Decision(attempt)
 			x.Provider, x.UpstreamModel = d.Provider.Name, d.Model
 			x.RoutingStrategy, x.RoutingReason = d.Strategy, d.Reason
 			if attempt > 0 {

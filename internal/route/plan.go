@@ -56,8 +56,8 @@ type Plan struct {
 	BackoffMS  int
 }
 
-// Target is the decision for attempt (0 first).
-func (p *Plan) Target(attempt int) Decision {
+// Decision is the decision for attempt (0 first).
+func (p *Plan) Decision(attempt int) Decision {
 	return p.Decisions[max(0, min(attempt, len(p.Decisions)-1))]
 }
 

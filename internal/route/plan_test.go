@@ -151,7 +151,7 @@ func TestPlanRetrySettings(t *testing.T) {
 	if !p.Retryable(503) || p.Retryable(500) || p.Retryable(400) {
 		t.Errorf("Retryable: got 503=%v 500=%v 400=%v, want true false false", p.Retryable(503), p.Retryable(500), p.Retryable(400))
 	}
-	if got := p.Target(7).Provider.Name; got != "groq" {
+	if got := p.Decision(7).Provider.Name; got != "groq" {
 		t.Errorf("Target(7): got %s, want the last target groq", got)
 	}
 	p, err = r.Plan("bare", now)

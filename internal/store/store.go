@@ -19,23 +19,31 @@ var ErrNotFound = errors.New("store: not found")
 // ErrConflict is returned when a record with the same identity already exists.
 var ErrConflict = errors.New("store: conflict")
 
-// KV holds hot state: counters, cache entries, the hot log tier, health figures
-// and config-change notifications. It may be flushed at any time without losing
-// a record. Implementations: memkv (in-process) and rediskv (Redis).
+// The hot-state building blocks. Each consumer defines the interface it
+// needs, composed of these (or of some of their methods), and receives the
+// one store that implements them all: memkv in-process, rediskv on Redis.
+// storetest has one conformance suite per block.
 //
-// A zero ttl means "no expiry". Keys are namespaced by the implementation's
-// prefix, so tests and tenants sharing one server do not collide.
-type KV interface {
+// Hot state may be flushed at any time without losing a record. A zero ttl
+// means "no expiry". Keys are namespaced by the implementation's prefix, so
+// tests and tenants sharing one server do not collide.
+
+// Values are plain values with a time-to-live.
+type Values interface {
 	// Get returns the value at key, or ErrNotFound.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Set stores value at key with the given ttl.
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// Delete removes keys; missing keys are not an error.
 	Delete(ctx context.Context, keys ...string) error
+}
+
+// Counters are integer counters and sliding windows changed only by atomic
+// operations, so that they hold across every process sharing the store.
+type Counters interface {
 	// IncrBy adds delta to the integer at key atomically and returns the new
 	// value. A missing key counts as 0; ttl is applied when the key is created.
 	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
-
 	// Window admits cost units into the sliding window at key when the units
 	// counted within the last window plus cost stay ≤ limit, atomically across
 	// every process sharing the store. Refused costs are not counted. A unit
@@ -75,7 +83,10 @@ type KV interface {
 	// window the entry was admitted with. The counter adjustment always
 	// applies, as Reserve with no cap does. Keys follow Admit's rules.
 	Settle(ctx context.Context, req SettleRequest) (SettleResult, error)
+}
 
+// Logs are time-ordered, bounded logs.
+type Logs interface {
 	// AppendLog appends values, in order, to the time-ordered log at key and
 	// then trims it to lim: entries older than lim.MaxAge are dropped, and the
 	// oldest beyond lim.MaxLen (approximately, on Redis). The log as a whole
@@ -83,7 +94,10 @@ type KV interface {
 	AppendLog(ctx context.Context, key string, lim LogLimit, values ...[]byte) error
 	// ReadLog returns up to limit entries appended at or after since, oldest first.
 	ReadLog(ctx context.Context, key string, since time.Time, limit int) ([][]byte, error)
+}
 
+// Bus carries notifications between the processes sharing the store.
+type Bus interface {
 	// Publish sends msg to every current subscriber of channel, in every process
 	// sharing the store.
 	Publish(ctx context.Context, channel string, msg []byte) error
@@ -91,7 +105,16 @@ type KV interface {
 	// while a slow subscriber's buffer is full may be dropped; consumers that
 	// need certainty pair notifications with a TTL.
 	Subscribe(ctx context.Context, channel string) (Subscription, error)
+}
 
+// KV is the whole hot-state store as the wiring holds it: every building
+// block, and its lifecycle. Consumers never take a KV; they take the blocks
+// they use.
+type KV interface {
+	Values
+	Counters
+	Logs
+	Bus
 	// Ping reports whether the store answers.
 	Ping(ctx context.Context) error
 	// Close releases connections and stops subscriptions.

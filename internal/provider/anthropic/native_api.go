@@ -16,7 +16,7 @@ import (
 // with the model replaced when it differs from the target's (a provider
 // prefix or the [1m] suffix removed), the caller's anthropic-version (else the
 // target's, else DefaultVersion) and anthropic-beta headers. No credentials.
-func (a *Adapter) NewNativeRequest(ctx context.Context, t provider.Target, c provider.NativeCall) (*http.Request, error) {
+func (a *Adapter) NewNativeRequest(ctx context.Context, t provider.Deployment, c provider.NativeCall) (*http.Request, error) {
 	var body io.Reader
 	if c.Method != http.MethodGet {
 		b := c.Body

@@ -108,7 +108,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // NewChatRequest builds POST {base}/v1/messages with the caller's chat
 // request translated to a Messages request.
-func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	body, err := MessagesBody(c.Req, t.Model)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provi
 }
 
 // setHeaders sets the headers every Anthropic request carries.
-func setHeaders(h http.Header, t provider.Target) {
+func setHeaders(h http.Header, t provider.Deployment) {
 	v := t.APIVersion
 	if v == "" {
 		v = DefaultVersion

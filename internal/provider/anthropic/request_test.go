@@ -64,7 +64,7 @@ func TestRequestErrors(t *testing.T) {
 				t.Fatalf("the body must be a valid chat request: %v", err)
 			}
 			hreq, err := anthropic.New().NewChatRequest(context.Background(),
-				provider.Target{Provider: "anthropic", Model: "claude-sonnet-4-5", BaseURL: "https://api.anthropic.com"},
+				provider.Deployment{Provider: "anthropic", Model: "claude-sonnet-4-5", BaseURL: "https://api.anthropic.com"},
 				provider.ChatCall{Req: req, Raw: []byte(tt.body)})
 			var e *apierr.Error
 			if !errors.As(err, &e) {
@@ -86,7 +86,7 @@ func TestRequestErrors(t *testing.T) {
 // TestModels covers the ModelLister ability.
 func TestModels(t *testing.T) {
 	a := anthropic.New()
-	req, err := a.NewModelsRequest(context.Background(), provider.Target{BaseURL: "https://api.anthropic.com/"})
+	req, err := a.NewModelsRequest(context.Background(), provider.Deployment{BaseURL: "https://api.anthropic.com/"})
 	if err != nil {
 		t.Fatal(err)
 	}

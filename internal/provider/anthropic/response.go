@@ -153,7 +153,7 @@ func compactJSON(v []byte) []byte {
 }
 
 // NewModelsRequest builds GET {base}/v1/models, asking for the longest page.
-func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Target) (*http.Request, error) {
+func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Deployment) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+"/v1/models?limit=1000", nil)
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)

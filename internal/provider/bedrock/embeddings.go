@@ -56,7 +56,7 @@ func embedFamily(model string) string {
 
 // NewEmbeddingsRequest builds POST {base}/model/{id}/invoke for a Titan or
 // Cohere embedding model (without credentials).
-func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Target, r *llm.EmbeddingsRequest) (*http.Request, error) {
+func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Deployment, r *llm.EmbeddingsRequest) (*http.Request, error) {
 	texts, err := r.Input.TextsFor("bedrock")
 	if err != nil {
 		return nil, err

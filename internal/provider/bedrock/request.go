@@ -114,7 +114,7 @@ type inputSchema struct {
 
 // BaseURL is the Bedrock Runtime endpoint of t: its BaseURL when set, else
 // the regional endpoint.
-func BaseURL(t provider.Target) (string, error) {
+func BaseURL(t provider.Deployment) (string, error) {
 	if t.BaseURL != "" {
 		return strings.TrimRight(t.BaseURL, "/"), nil
 	}
@@ -127,7 +127,7 @@ func BaseURL(t provider.Target) (string, error) {
 
 // NewChatRequest builds POST {base}/model/{modelId}/converse (or
 // /converse-stream for a stream) with the request translated to Converse.
-func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	base, err := BaseURL(t)
 	if err != nil {
 		return nil, err

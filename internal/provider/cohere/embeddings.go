@@ -40,7 +40,7 @@ type embedResponse struct {
 // Cohere requires of its v3 and later models, defaults to search_document:
 // what an OpenAI client embedding a corpus means. Input given as token IDs
 // is a 400: Cohere embeds text only.
-func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Target, r *llm.EmbeddingsRequest) (*http.Request, error) {
+func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Deployment, r *llm.EmbeddingsRequest) (*http.Request, error) {
 	texts, err := r.Input.TextsFor("Cohere")
 	if err != nil {
 		return nil, err

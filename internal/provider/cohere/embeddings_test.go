@@ -19,7 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/providertest"
 )
 
-var embTarget = provider.Target{Provider: "cohere", Model: "embed-v4.0", BaseURL: "https://api.cohere.com/"}
+var embTarget = provider.Deployment{Provider: "cohere", Model: "embed-v4.0", BaseURL: "https://api.cohere.com/"}
 
 // TestEmbeddingsGolden runs embeddings translations: the caller's body, the
 // upstream request the adapter must build, Cohere's answer and the OpenAI

@@ -76,7 +76,7 @@ type output struct {
 func runCase(t *testing.T, dir string) {
 	var tf targetFile
 	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
-	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
+	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 	a := cohere.NewAt(clock)
 
 	var (

@@ -89,7 +89,7 @@ type responseFormat struct {
 // NewChatRequest builds POST {base}/v2/chat from the caller's OpenAI request.
 // What Cohere cannot express (n > 1, audio and file parts, the legacy
 // function role) is refused with a 400 naming the field.
-func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	body, err := translate(c.Req, t.Model)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ type rerankResponse struct {
 }
 
 // NewRerankRequest builds POST {base}/v2/rerank.
-func (a *Adapter) NewRerankRequest(ctx context.Context, t provider.Target, r *llm.RerankRequest) (*http.Request, error) {
+func (a *Adapter) NewRerankRequest(ctx context.Context, t provider.Deployment, r *llm.RerankRequest) (*http.Request, error) {
 	out := rerankRequest{Model: t.Model, Query: r.Query, Documents: make([]string, len(r.Documents)),
 		TopN: r.TopN, MaxTokensPerDoc: r.MaxTokensPerDoc}
 	for i, d := range r.Documents {

@@ -133,7 +133,7 @@ func (a *Adapter) DecodeChatFor(model string, body []byte) ([]byte, llm.Usage, s
 }
 
 // NewModelsRequest builds GET {base}/v1/models.
-func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Target) (*http.Request, error) {
+func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Deployment) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+"/v1/models", nil)
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)

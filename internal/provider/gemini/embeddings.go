@@ -73,7 +73,7 @@ type (
 
 // NewEmbeddingsRequest builds batchEmbedContents (Gemini API) or predict
 // (Vertex AI). Input given as token IDs is a 400: Google embeds text only.
-func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Target, r *llm.EmbeddingsRequest) (*http.Request, error) {
+func (a *Adapter) NewEmbeddingsRequest(ctx context.Context, t provider.Deployment, r *llm.EmbeddingsRequest) (*http.Request, error) {
 	texts, err := r.Input.TextsFor(a.name())
 	if err != nil {
 		return nil, err

@@ -34,9 +34,9 @@ type embCase struct {
 	wantTokens int64
 }
 
-var gemTarget = provider.Target{Provider: "gemini", Model: "gemini-embedding-001", BaseURL: "https://generativelanguage.googleapis.com"}
+var gemTarget = provider.Deployment{Provider: "gemini", Model: "gemini-embedding-001", BaseURL: "https://generativelanguage.googleapis.com"}
 
-var vertexTarget = provider.Target{Provider: "vertex", Model: "text-embedding-005", Project: "proj", Location: "us-central1"}
+var vertexTarget = provider.Deployment{Provider: "vertex", Model: "text-embedding-005", Project: "proj", Location: "us-central1"}
 
 var embCases = []embCase{
 	{
@@ -105,7 +105,7 @@ var embCases = []embCase{
 	},
 }
 
-func embAdapter(vertex bool) (*gemini.Adapter, provider.Target) {
+func embAdapter(vertex bool) (*gemini.Adapter, provider.Deployment) {
 	if vertex {
 		return gemini.NewVertex(), vertexTarget
 	}
@@ -219,7 +219,7 @@ func TestEmbeddingsVertexNotConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = gemini.NewVertex().NewEmbeddingsRequest(context.Background(), provider.Target{Model: "m"}, r)
+	_, err = gemini.NewVertex().NewEmbeddingsRequest(context.Background(), provider.Deployment{Model: "m"}, r)
 	if e := apierr.From(err); err == nil || e.Kind != apierr.Unavailable {
 		t.Errorf("got %v, want Unavailable (VERTEX_PROJECT and VERTEX_LOCATION unset)", err)
 	}
@@ -265,7 +265,7 @@ func embSameJSON(t *testing.T, what string, got []byte, want string) {
 
 // embCall sends r through a to the fake at target, with header, and returns
 // the status and body of the answer.
-func embCall(t *testing.T, a *gemini.Adapter, target provider.Target, r *llm.EmbeddingsRequest, header http.Header) (int, []byte) {
+func embCall(t *testing.T, a *gemini.Adapter, target provider.Deployment, r *llm.EmbeddingsRequest, header http.Header) (int, []byte) {
 	t.Helper()
 	hreq, err := a.NewEmbeddingsRequest(context.Background(), target, r)
 	if err != nil {

@@ -104,7 +104,7 @@ func runCase(t *testing.T, dir string) {
 	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
 	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
-	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, Project: tf.Project, Location: tf.Location}
+	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, Project: tf.Project, Location: tf.Location}
 	req, err := llm.DecodeChatRequest(raw)
 	if err != nil {
 		t.Fatalf("request.json must be a valid chat request: %v", err)

@@ -46,7 +46,7 @@ func NewVertex() *Adapter { return &Adapter{vertex: true} }
 
 // NewChatRequest builds the generateContent (or, for a stream,
 // streamGenerateContent?alt=sse) request.
-func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	body, err := BuildRequest(c.Req)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provi
 }
 
 // modelURL is the URL of method (with its query) on the target's model.
-func (a *Adapter) modelURL(t provider.Target, method string) (string, error) {
+func (a *Adapter) modelURL(t provider.Deployment, method string) (string, error) {
 	model := strings.TrimPrefix(t.Model, "models/")
 	if model == "" {
 		return "", apierr.BadParam("model", "you must provide a model parameter")
@@ -92,7 +92,7 @@ func (a *Adapter) modelURL(t provider.Target, method string) (string, error) {
 
 // vertexBase is Vertex AI's scheme and host for t: the regional endpoint, the
 // global one for location "global", or t.BaseURL.
-func vertexBase(t provider.Target) (string, error) {
+func vertexBase(t provider.Deployment) (string, error) {
 	var missing []string
 	if t.Project == "" {
 		missing = append(missing, "VERTEX_PROJECT")

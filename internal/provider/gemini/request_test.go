@@ -25,30 +25,30 @@ func chatCall(t *testing.T, stream bool) provider.ChatCall {
 }
 
 func TestURLs(t *testing.T) {
-	vt := provider.Target{Model: "gemini-2.5-pro", Project: "my-proj", Location: "us-central1"}
+	vt := provider.Deployment{Model: "gemini-2.5-pro", Project: "my-proj", Location: "us-central1"}
 	for _, tc := range []struct {
 		name    string
 		a       *gemini.Adapter
-		t       provider.Target
+		t       provider.Deployment
 		stream  bool
 		want    string
 		wantErr apierr.Kind
 	}{
-		{"gemini default base", gemini.New(), provider.Target{Model: "gemini-2.5-flash"}, false,
+		{"gemini default base", gemini.New(), provider.Deployment{Model: "gemini-2.5-flash"}, false,
 			"https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent", 0},
-		{"gemini base with slash, models/ prefix", gemini.New(), provider.Target{Model: "models/gemini-2.5-flash", BaseURL: "http://127.0.0.1:9/"}, true,
+		{"gemini base with slash, models/ prefix", gemini.New(), provider.Deployment{Model: "models/gemini-2.5-flash", BaseURL: "http://127.0.0.1:9/"}, true,
 			"http://127.0.0.1:9/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", 0},
 		{"vertex regional", gemini.NewVertex(), vt, false,
 			"https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent", 0},
 		{"vertex regional stream", gemini.NewVertex(), vt, true,
 			"https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse", 0},
-		{"vertex global", gemini.NewVertex(), provider.Target{Model: "gemini-2.5-pro", Project: "p", Location: "global"}, false,
+		{"vertex global", gemini.NewVertex(), provider.Deployment{Model: "gemini-2.5-pro", Project: "p", Location: "global"}, false,
 			"https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/google/models/gemini-2.5-pro:generateContent", 0},
-		{"vertex base URL", gemini.NewVertex(), provider.Target{Model: "gemini-2.5-pro", Project: "p", Location: "us-east5", BaseURL: "http://127.0.0.1:9"}, false,
+		{"vertex base URL", gemini.NewVertex(), provider.Deployment{Model: "gemini-2.5-pro", Project: "p", Location: "us-east5", BaseURL: "http://127.0.0.1:9"}, false,
 			"http://127.0.0.1:9/v1/projects/p/locations/us-east5/publishers/google/models/gemini-2.5-pro:generateContent", 0},
-		{"vertex no project", gemini.NewVertex(), provider.Target{Model: "m", Location: "us-central1"}, false, "", apierr.Unavailable},
-		{"vertex no project nor location", gemini.NewVertex(), provider.Target{Model: "m"}, false, "", apierr.Unavailable},
-		{"vertex bad location", gemini.NewVertex(), provider.Target{Model: "m", Project: "p", Location: "evil.com/x"}, false, "", apierr.Unavailable},
+		{"vertex no project", gemini.NewVertex(), provider.Deployment{Model: "m", Location: "us-central1"}, false, "", apierr.Unavailable},
+		{"vertex no project nor location", gemini.NewVertex(), provider.Deployment{Model: "m"}, false, "", apierr.Unavailable},
+		{"vertex bad location", gemini.NewVertex(), provider.Deployment{Model: "m", Project: "p", Location: "evil.com/x"}, false, "", apierr.Unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := tc.a.NewChatRequest(context.Background(), tc.t, chatCall(t, tc.stream))
@@ -73,7 +73,7 @@ func TestURLs(t *testing.T) {
 }
 
 func TestVertexMissingNamesSettings(t *testing.T) {
-	_, err := gemini.NewVertex().NewChatRequest(context.Background(), provider.Target{Model: "m"}, chatCall(t, false))
+	_, err := gemini.NewVertex().NewChatRequest(context.Background(), provider.Deployment{Model: "m"}, chatCall(t, false))
 	var e *apierr.Error
 	if !errors.As(err, &e) || e.Message != "the Vertex AI provider is not configured: set VERTEX_PROJECT and VERTEX_LOCATION" {
 		t.Errorf("got %v, want a message naming VERTEX_PROJECT and VERTEX_LOCATION", err)
@@ -82,14 +82,14 @@ func TestVertexMissingNamesSettings(t *testing.T) {
 
 func TestModels(t *testing.T) {
 	ctx := context.Background()
-	req, err := gemini.New().NewModelsRequest(ctx, provider.Target{BaseURL: "https://generativelanguage.googleapis.com"})
+	req, err := gemini.New().NewModelsRequest(ctx, provider.Deployment{BaseURL: "https://generativelanguage.googleapis.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := req.URL.String(), "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000"; got != want {
 		t.Errorf("Gemini models URL: got %s, want %s", got, want)
 	}
-	req, err = gemini.NewVertex().NewModelsRequest(ctx, provider.Target{Project: "p", Location: "us-central1"})
+	req, err = gemini.NewVertex().NewModelsRequest(ctx, provider.Deployment{Project: "p", Location: "us-central1"})
 	if err != nil {
 		t.Fatal(err)
 	}

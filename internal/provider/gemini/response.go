@@ -184,7 +184,7 @@ func (a *Adapter) DecodeChat(body []byte) ([]byte, llm.Usage, string, error) {
 
 // NewModelsRequest builds, for the Gemini API, GET {base}/v1beta/models; for
 // Vertex AI, GET {vertex base}/v1beta1/publishers/google/models.
-func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Target) (*http.Request, error) {
+func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Deployment) (*http.Request, error) {
 	var u string
 	if a.vertex {
 		base, err := vertexBase(t)

@@ -27,7 +27,7 @@ const AzureAPIVersion = "2024-10-21"
 // mapping. The model list is the resource's models, not its deployments.
 func NewAzure() *Adapter { return &Adapter{url: azureURL, keepModel: true} }
 
-func azureURL(t provider.Target, op string) string {
+func azureURL(t provider.Deployment, op string) string {
 	v := t.APIVersion
 	if v == "" {
 		v = AzureAPIVersion

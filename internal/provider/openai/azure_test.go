@@ -22,35 +22,35 @@ func TestAzureChatRequest(t *testing.T) {
 	const base = "https://contoso.openai.azure.com"
 	tests := []struct {
 		name     string
-		target   provider.Target
+		target   provider.Deployment
 		raw      string
 		wantURL  string
 		wantBody string // exact bytes
 	}{
 		{
 			name:     "default api-version",
-			target:   provider.Target{Provider: "azure", Model: "gpt-4o-prod", BaseURL: base},
+			target:   provider.Deployment{Provider: "azure", Model: "gpt-4o-prod", BaseURL: base},
 			raw:      `{"model":"azure/gpt-4o-prod","messages":[{"role":"user","content":"Hi"}]}`,
 			wantURL:  base + "/openai/deployments/gpt-4o-prod/chat/completions?api-version=" + openai.AzureAPIVersion,
 			wantBody: `{"model":"azure/gpt-4o-prod","messages":[{"role":"user","content":"Hi"}]}`,
 		},
 		{
 			name:     "configured api-version, trailing slash in base",
-			target:   provider.Target{Provider: "azure", Model: "gpt-4o-mini", BaseURL: base + "/", APIVersion: "2025-04-01-preview"},
+			target:   provider.Deployment{Provider: "azure", Model: "gpt-4o-mini", BaseURL: base + "/", APIVersion: "2025-04-01-preview"},
 			raw:      `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}]}`,
 			wantURL:  base + "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2025-04-01-preview",
 			wantBody: `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}]}`,
 		},
 		{
 			name:     "stream asks for usage",
-			target:   provider.Target{Provider: "azure", Model: "chat", BaseURL: base},
+			target:   provider.Deployment{Provider: "azure", Model: "chat", BaseURL: base},
 			raw:      `{"model":"chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
 			wantURL:  base + "/openai/deployments/chat/chat/completions?api-version=" + openai.AzureAPIVersion,
 			wantBody: `{"stream_options":{"include_usage":true},"model":"chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
 		},
 		{
 			name:     "deployment name escaped",
-			target:   provider.Target{Provider: "azure", Model: "my deploy/1", BaseURL: base, APIVersion: "a&b"},
+			target:   provider.Deployment{Provider: "azure", Model: "my deploy/1", BaseURL: base, APIVersion: "a&b"},
 			raw:      `{"model":"x","messages":[{"role":"user","content":"Hi"}]}`,
 			wantURL:  base + "/openai/deployments/my%20deploy%2F1/chat/completions?api-version=a%26b",
 			wantBody: `{"model":"x","messages":[{"role":"user","content":"Hi"}]}`,
@@ -111,7 +111,7 @@ func azureBody(t *testing.T, r *http.Request) string {
 // TestAzureModels checks the model list's URL and decoding.
 func TestAzureModels(t *testing.T) {
 	a := openai.NewAzure()
-	req, err := a.NewModelsRequest(context.Background(), provider.Target{Provider: "azure", BaseURL: "https://contoso.openai.azure.com", APIVersion: "2024-10-21"})
+	req, err := a.NewModelsRequest(context.Background(), provider.Deployment{Provider: "azure", BaseURL: "https://contoso.openai.azure.com", APIVersion: "2024-10-21"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func runCase(t *testing.T, dir string) {
 	raw := goldentest.ReadFile(t, dir, "request.json")
 	var tf targetFile
 	goldentest.MustUnmarshal(t, filepath.Join(dir, "target.json"), goldentest.ReadFile(t, dir, "target.json"), &tf)
-	target := provider.Target{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
+	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 
 	req, err := llm.DecodeChatRequest(raw)
 	if err != nil {

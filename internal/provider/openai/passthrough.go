@@ -14,7 +14,7 @@ import (
 // {base}/{op} (Azure: the deployment's URL) with the caller's body, the model
 // replaced by the target's in JSON bodies and, when asked, stream usage
 // requested.
-func (a *Adapter) NewPassthroughRequest(ctx context.Context, t provider.Target, c provider.PassthroughCall) (*http.Request, error) {
+func (a *Adapter) NewPassthroughRequest(ctx context.Context, t provider.Deployment, c provider.PassthroughCall) (*http.Request, error) {
 	body := c.Body
 	if isJSON(c.ContentType) {
 		var err error

@@ -25,7 +25,7 @@ import (
 type Adapter struct {
 	// url builds the URL of an operation ("chat/completions", "models") for
 	// a target; nil is OpenAI's {base}/{op}. Azure's differs (see NewAzure).
-	url func(t provider.Target, op string) string
+	url func(t provider.Deployment, op string) string
 	// keepModel leaves the caller's "model" in the body (Azure reads the
 	// deployment from the URL and ignores it).
 	keepModel bool
@@ -35,7 +35,7 @@ type Adapter struct {
 func New() *Adapter { return &Adapter{} }
 
 // urlFor is the URL of operation op for t.
-func (a *Adapter) urlFor(t provider.Target, op string) string {
+func (a *Adapter) urlFor(t provider.Deployment, op string) string {
 	if a.url != nil {
 		return a.url(t, op)
 	}
@@ -44,7 +44,7 @@ func (a *Adapter) urlFor(t provider.Target, op string) string {
 
 // NewChatRequest builds POST {base}/chat/completions with the caller's body,
 // the model replaced by the target's and, for streams, usage requested.
-func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Target, c provider.ChatCall) (*http.Request, error) {
+func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	body, err := PatchBody(c.Raw, !a.keepModel && c.Req.Model != t.Model, t.Model, c.Req.Stream && (c.Req.StreamOptions == nil || !c.Req.StreamOptions.IncludeUsage))
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func (a *Adapter) DecodeChat(body []byte) ([]byte, llm.Usage, string, error) {
 }
 
 // NewModelsRequest builds GET {base}/models.
-func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Target) (*http.Request, error) {
+func (a *Adapter) NewModelsRequest(ctx context.Context, t provider.Deployment) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.urlFor(t, "models"), nil)
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Internal, "bad_base_url", "the provider's base URL is invalid", err)
