@@ -90,7 +90,7 @@ func runStages(stdout io.Writer) int {
 		perReq := float64(r.NsPerOp()) * float64(stagesParallelism*runtimeProcs()) / 1e3
 		fmt.Fprintf(tw, "limit (rpm+tpm+spend)\t%s\t%.1f\t%d\t\n", s.name, perReq, r.AllocsPerOp())
 	}
-	cfg, _ := config.FromSource(config.Map{"OPENAI_API_KEY": "sk-bench", "GROQ_API_KEY": "sk-bench"})
+	cfg, _ := config.FromSource(config.Map{"OPENAI_API_KEY": "sk-bench", "GROQ_API_KEY": "sk-bench"}, wire.Components())
 	plan := &route.Config{Chains: []route.Chain{{Name: "main", Targets: []route.Target{
 		{Provider: "openai", Model: "gpt-4o-mini"}, {Provider: "groq", Model: "llama-3.3-70b-versatile"}}}},
 		Strategy: route.Strategy{Name: "round_robin"}}

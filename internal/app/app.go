@@ -144,3 +144,46 @@ func Health(mux *http.ServeMux, probes map[string]Probe) {
 
 // Close releases the listener of a server that will not Run (or has run).
 func (s *Server) Close() error { return s.ln.Close() }
+
+// Service is a listening component: its HTTP server and the background work
+// that belongs to it (a model-list refresh, an index that follows the shared
+// store). The background work starts with the server and stops after the
+// server has drained, so requests still in flight can use it.
+type Service struct {
+	Server     *Server
+	Background []Component
+}
+
+// Name implements Component.
+func (s *Service) Name() string { return s.Server.Name() }
+
+// Addr is the server's bound address.
+func (s *Service) Addr() net.Addr { return s.Server.Addr() }
+
+// Run serves until ctx ends or the server or a background task fails.
+func (s *Service) Run(ctx context.Context) error {
+	bgCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	bgDone := make(chan error, 1)
+	go func() { bgDone <- RunAll(bgCtx, s.Background...) }()
+	srvCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- s.Server.Run(srvCtx) }()
+	select {
+	case err := <-srvDone:
+		stop()
+		if e := <-bgDone; err == nil {
+			err = e
+		}
+		return err
+	case err := <-bgDone:
+		if err == nil {
+			// The background work ended on its own: serve on.
+			return <-srvDone
+		}
+		cancel() // a background task failed: stop serving too
+		<-srvDone
+		return err
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -103,5 +104,63 @@ func TestRecover(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"type":"server_error"`) {
 		t.Errorf("got %d %s, want an OpenAI-shaped 500", rec.Code, rec.Body.String())
+	}
+}
+
+func TestServiceBackground(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	listen := func() *Server {
+		s, err := Listen("test", "127.0.0.1:0", http.NotFoundHandler(), time.Second, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	// A failing background task stops the service with its error.
+	boom := errors.New("boom")
+	svc := &Service{Server: listen(), Background: []Component{Func{N: "bg", F: func(context.Context) error { return boom }}}}
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "bg") {
+			t.Errorf("got %v, want the background task's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the service did not stop when its background task failed")
+	}
+
+	// A task that ends on its own leaves the server serving; the others
+	// stop only after the server has closed its listener.
+	sawStopped := make(chan bool, 1)
+	var addr string
+	svc = &Service{Server: listen(), Background: []Component{
+		Func{N: "short", F: func(context.Context) error { return nil }},
+		Func{N: "long", F: func(ctx context.Context) error {
+			<-ctx.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err == nil {
+				conn.Close()
+			}
+			sawStopped <- err != nil
+			return nil
+		}},
+	}}
+	addr = svc.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- svc.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	if resp, err := http.Get("http://" + addr + "/"); err != nil {
+		t.Fatalf("the server stopped with a background task: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !<-sawStopped {
+		t.Error("a background task was stopped before the server")
 	}
 }

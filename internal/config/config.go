@@ -20,23 +20,48 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Component names accepted by SERVICE_TYPE.
+// Component names accepted by SERVICE_TYPE, as the spec names them.
 const (
 	Proxy      = "proxy"
 	Management = "api-server"
+	Compliance = "compliance"
+	Policy     = "policy-perfect"
+	Bridge     = "bridge"
+	Frontend   = "frontend"
 )
 
-// Built lists the components this build provides, in start order.
-var Built = []string{Proxy, Management}
+// ComponentSpec is one of the spec's components: its SERVICE_TYPE name, the
+// other words accepted for it, and its port setting.
+type ComponentSpec struct {
+	Name        string
+	Aliases     []string
+	PortSetting string
+	DefaultPort int
+}
+
+// Components are the spec's components in start order. Which of them this
+// build provides is the caller's to say (wire's component map): FromSource
+// refuses the others as not available.
+var Components = []ComponentSpec{
+	{Name: Proxy, PortSetting: "PROXY_PORT", DefaultPort: 7775},
+	{Name: Management, Aliases: []string{"api_server", "management"}, PortSetting: "MANAGEMENT_PORT", DefaultPort: 7778},
+	{Name: Compliance, PortSetting: "COMPLIANCE_PORT", DefaultPort: 7777},
+	{Name: Policy, Aliases: []string{"policy", "policy_perfect"}, PortSetting: "POLICY_PORT", DefaultPort: 7782},
+	{Name: Bridge, PortSetting: "BRIDGE_PORT", DefaultPort: 3500},
+	{Name: Frontend, PortSetting: "FRONTEND_PORT", DefaultPort: 3600},
+}
 
 // Config is the validated configuration of one svc process.
 type Config struct {
-	// Components to run (SERVICE_TYPE). "all" expands to Built.
+	// Components to run (SERVICE_TYPE), in start order. "all" expands to
+	// Built.
 	Components []string
+	// Built are the components this build provides (from the caller).
+	Built []string
 	// Host is the listen address for every component (SVC_HOST; "" = all interfaces).
-	Host           string
-	ProxyPort      int
-	ManagementPort int
+	Host string
+	// Ports are the components' ports by name (PROXY_PORT, MANAGEMENT_PORT, …).
+	Ports map[string]int
 
 	DataDir     string // SVC_DATA_DIR
 	AdminAPIKey string // ADMIN_API_KEY; generated into DataDir when empty
@@ -112,7 +137,7 @@ func (c *Config) Split() bool {
 	for _, n := range c.Components {
 		have[n] = true
 	}
-	for _, n := range Built {
+	for _, n := range c.Built {
 		if !have[n] {
 			return true
 		}
@@ -228,26 +253,34 @@ func LoadFile(path string) (Map, error) {
 }
 
 // Load builds the configuration from the environment and, when SVC_CONFIG
-// names a file, that file (the environment wins). It validates the result.
-func Load() (*Config, error) {
+// names a file, that file (the environment wins). It validates the result;
+// built are the components this build provides. A setting in the file that
+// svc does not know is an error (a typo must not pass silently).
+func Load(built []string) (*Config, error) {
 	var src Source = Env{}
+	var file Map
 	if path, ok := os.LookupEnv("SVC_CONFIG"); ok && path != "" {
-		file, err := LoadFile(path)
-		if err != nil {
+		var err error
+		if file, err = LoadFile(path); err != nil {
 			return nil, err
 		}
 		src = layered{Env{}, file}
 	}
-	return FromSource(src)
+	return fromSource(src, built, file)
 }
 
-// FromSource builds and validates a configuration from src.
-func FromSource(src Source) (*Config, error) {
-	p := parser{src: src}
+// FromSource builds and validates a configuration from src for a build
+// that provides the components built.
+func FromSource(src Source, built []string) (*Config, error) { return fromSource(src, built, nil) }
+
+// fromSource is FromSource that also refuses every name of strict that no
+// setting read (the SVC_CONFIG file's names).
+func fromSource(src Source, built []string, strict Map) (*Config, error) {
+	p := parser{src: src, read: map[string]bool{}}
 	c := &Config{
+		Built:              built,
 		Host:               p.str("SVC_HOST", ""),
-		ProxyPort:          p.port("PROXY_PORT", 7775),
-		ManagementPort:     p.port("MANAGEMENT_PORT", 7778),
+		Ports:              map[string]int{},
 		DataDir:            p.str("SVC_DATA_DIR", "./data"),
 		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
 		MasterKey:          p.str("SVC_MASTER_KEY", ""),
@@ -285,7 +318,10 @@ func FromSource(src Source) (*Config, error) {
 	if m := c.Cache.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
 		p.bad("SEMANTIC_CACHE_EMBEDDING_MODEL", fmt.Sprintf("must name a provider and a model, such as openai/text-embedding-3-small, got %q", m))
 	}
-	c.Components = p.components("SERVICE_TYPE")
+	for _, spec := range Components {
+		c.Ports[spec.Name] = p.port(spec.PortSetting, spec.DefaultPort)
+	}
+	c.Components = p.components("SERVICE_TYPE", built)
 	c.Providers = p.providers()
 	c.AWS = AWSSettings{
 		AccessKeyID:     p.str("AWS_ACCESS_KEY_ID", ""),
@@ -306,9 +342,7 @@ func FromSource(src Source) (*Config, error) {
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
 		p.bad("KEYSTORE_REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
 	}
-	if c.Has(Proxy) && c.Has(Management) && c.ProxyPort == c.ManagementPort && c.ProxyPort != 0 {
-		p.bad("MANAGEMENT_PORT", "must differ from PROXY_PORT")
-	}
+	c.checkPorts(&p)
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
 	}
@@ -336,14 +370,38 @@ func FromSource(src Source) (*Config, error) {
 			p.bad("ADMIN_API_KEY", "is required with a PostgreSQL DATABASE_URL: every management process must accept the same admin key")
 		}
 	}
+	for _, name := range strict.Names() {
+		if !p.read[name] && !isProviderSetting(name) {
+			p.bad(name, "unknown setting in SVC_CONFIG"+p.suggest(name))
+		}
+	}
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// checkPorts reports two components of this process on one port.
+func (c *Config) checkPorts(p *parser) {
+	seen := map[int]string{}
+	for _, spec := range Components {
+		port := c.Ports[spec.Name]
+		if !c.Has(spec.Name) || port == 0 {
+			continue
+		}
+		if other, ok := seen[port]; ok {
+			p.bad(spec.PortSetting, fmt.Sprintf("must differ from %s (both %d)", other, port))
+			continue
+		}
+		seen[port] = spec.PortSetting
+	}
+}
+
+// Port is component name's port.
+func (c *Config) Port(name string) int { return c.Ports[name] }
+
 // SQLitePath is the database file used when DATABASE_URL is empty.
 func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "svc.db") }
 
-// Addr is the listen address for port.
-func (c *Config) Addr(port int) string { return c.Host + ":" + strconv.Itoa(port) }
+// Addr is the listen address of component name.
+func (c *Config) Addr(name string) string { return c.Host + ":" + strconv.Itoa(c.Port(name)) }

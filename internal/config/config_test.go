@@ -9,12 +9,15 @@ import (
 	"time"
 )
 
+// built are the components of the build these tests pretend to be.
+var built = []string{Proxy, Management}
+
 func TestDefaults(t *testing.T) {
-	c, err := FromSource(Map{})
+	c, err := FromSource(Map{}, built)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ProxyPort != 7775 || c.ManagementPort != 7778 || c.DataDir != "./data" || c.LogHotTTL != 2*time.Hour || c.MaxBodyBytes != 50<<20 || c.UpstreamTransport != "std" {
+	if c.Port(Proxy) != 7775 || c.Port(Management) != 7778 || c.Port(Compliance) != 7777 || c.Port(Policy) != 7782 || c.Port(Bridge) != 3500 || c.Port(Frontend) != 3600 || c.DataDir != "./data" || c.LogHotTTL != 2*time.Hour || c.MaxBodyBytes != 50<<20 || c.UpstreamTransport != "std" {
 		t.Errorf("defaults = %+v", c)
 	}
 	if len(c.Components) != 2 || c.Split() {
@@ -35,7 +38,7 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		"ADMIN_API_KEY":   "short",
 
 		"SVC_UPSTREAM_TRANSPORT": "carrier-pigeon",
-	})
+	}, built)
 	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want *config.Error", err)
@@ -49,26 +52,26 @@ func TestEveryBadSettingNamed(t *testing.T) {
 }
 
 func TestSplitNeedsSharedStores(t *testing.T) {
-	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy"}); err == nil || !strings.Contains(err.Error(), "KEYSTORE_REDIS_URL") || !strings.Contains(err.Error(), "DATABASE_URL") {
+	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy"}, built); err == nil || !strings.Contains(err.Error(), "KEYSTORE_REDIS_URL") || !strings.Contains(err.Error(), "DATABASE_URL") {
 		t.Fatalf("got %v, want refusal of in-process stores", err)
 	}
-	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db"}); err == nil || !strings.Contains(err.Error(), "SVC_MASTER_KEY") {
+	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db"}, built); err == nil || !strings.Contains(err.Error(), "SVC_MASTER_KEY") {
 		t.Fatalf("got %v, want SVC_MASTER_KEY required with a shared database", err)
 	}
-	c, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db", "SVC_MASTER_KEY": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
+	c, err := FromSource(Map{"SERVICE_TYPE": "proxy", "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db", "SVC_MASTER_KEY": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, built)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !c.Split() || c.RedisURL != "redis://127.0.0.1:6379/0" {
 		t.Errorf("got %+v", c)
 	}
-	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy, api-server"}); err != nil {
+	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy, api-server"}, built); err != nil {
 		t.Errorf("both components in one process: %v", err)
 	}
 }
 
 func TestProviders(t *testing.T) {
-	c, err := FromSource(Map{"OPENAI_API_KEY": "sk-1", "OPENAI_API_BASE": "http://127.0.0.1:9/v1/", "GROQ_ENABLED": "true", "ADMIN_API_KEY": "0123456789abcdef0123"})
+	c, err := FromSource(Map{"OPENAI_API_KEY": "sk-1", "OPENAI_API_BASE": "http://127.0.0.1:9/v1/", "GROQ_ENABLED": "true", "ADMIN_API_KEY": "0123456789abcdef0123"}, built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +96,84 @@ func TestFileAndEnvPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := FromSource(layered{Map{"PROXY_PORT": "9100"}, file})
+	c, err := FromSource(layered{Map{"PROXY_PORT": "9100"}, file}, built)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ProxyPort != 9100 || c.ManagementPort != 9002 || c.LogLevel != "debug" {
-		t.Errorf("got proxy %d mgmt %d level %s; want env 9100 to win over file, file values otherwise", c.ProxyPort, c.ManagementPort, c.LogLevel)
+	if c.Port(Proxy) != 9100 || c.Port(Management) != 9002 || c.LogLevel != "debug" {
+		t.Errorf("got proxy %d mgmt %d level %s; want env 9100 to win over file, file values otherwise", c.Port(Proxy), c.Port(Management), c.LogLevel)
 	}
 	if err := os.WriteFile(path, []byte("PROXY_PORT: [1,2]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "PROXY_PORT") {
 		t.Errorf("got %v, want an error naming PROXY_PORT", err)
+	}
+}
+
+func TestServiceType(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  []string
+		err   string
+	}{
+		{"all", []string{Proxy, Management}, ""},
+		{"api-server, proxy", []string{Proxy, Management}, ""},
+		{"management", []string{Management}, ""},
+		{"compliance", nil, `component "compliance" is not available in this build`},
+		{"teleporter", nil, `unknown component "teleporter"`},
+		{" , ", nil, "names no component"},
+	} {
+		m := Map{"SERVICE_TYPE": tc.value, "REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://u@h/db",
+			"SVC_MASTER_KEY": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "ADMIN_API_KEY": "0123456789abcdef0123"}
+		c, err := FromSource(m, built)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("SERVICE_TYPE=%q: got %v, want an error containing %q", tc.value, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("SERVICE_TYPE=%q: %v", tc.value, err)
+			continue
+		}
+		if strings.Join(c.Components, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("SERVICE_TYPE=%q: got %v, want %v", tc.value, c.Components, tc.want)
+		}
+	}
+}
+
+func TestSamePortRefused(t *testing.T) {
+	_, err := FromSource(Map{"PROXY_PORT": "9000", "MANAGEMENT_PORT": "9000"}, built)
+	if err == nil || !strings.Contains(err.Error(), "MANAGEMENT_PORT: must differ from PROXY_PORT") {
+		t.Fatalf("got %v, want MANAGEMENT_PORT refused", err)
+	}
+	// A component that does not run here may share a port number.
+	if _, err := FromSource(Map{"PROXY_PORT": "9000", "COMPLIANCE_PORT": "9000"}, built); err != nil {
+		t.Fatalf("got %v, want no error for a component that does not run", err)
+	}
+}
+
+func TestUnknownFileSettingsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "svc.yaml")
+	body := "PROXY_PROT: 9001\nGROQ_API_KEY: gsk-1\nSEMANTIC_CACHE_TRESHOLD: 0.8\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SVC_CONFIG", path)
+	_, err := Load(built)
+	if err == nil {
+		t.Fatal("got no error, want the unknown settings refused")
+	}
+	for _, want := range []string{
+		"PROXY_PROT: unknown setting in SVC_CONFIG (did you mean PROXY_PORT?)",
+		"SEMANTIC_CACHE_TRESHOLD: unknown setting in SVC_CONFIG (did you mean SEMANTIC_CACHE_THRESHOLD?)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want it to say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "GROQ_API_KEY") {
+		t.Errorf("a provider setting was refused: %v", err)
 	}
 }

@@ -13,6 +13,16 @@ import (
 type parser struct {
 	src      Source
 	problems []string
+	// read records every name looked up, so unknown names can be refused.
+	read map[string]bool
+}
+
+// lookup reads name from the source and records that it was asked for.
+func (p *parser) lookup(name string) (string, bool) {
+	if p.read != nil {
+		p.read[name] = true
+	}
+	return p.src.Lookup(name)
 }
 
 // Error lists every bad setting.
@@ -33,14 +43,14 @@ func (p *parser) err() error {
 }
 
 func (p *parser) str(name, def string) string {
-	if v, ok := p.src.Lookup(name); ok && strings.TrimSpace(v) != "" {
+	if v, ok := p.lookup(name); ok && strings.TrimSpace(v) != "" {
 		return strings.TrimSpace(v)
 	}
 	return def
 }
 
 func (p *parser) intRange(name string, def, lo, hi int) int {
-	v, ok := p.src.Lookup(name)
+	v, ok := p.lookup(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
 	}
@@ -55,7 +65,7 @@ func (p *parser) intRange(name string, def, lo, hi int) int {
 func (p *parser) port(name string, def int) int { return p.intRange(name, def, 0, 65535) }
 
 func (p *parser) duration(name string, def, min time.Duration) time.Duration {
-	v, ok := p.src.Lookup(name)
+	v, ok := p.lookup(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
 	}
@@ -78,7 +88,7 @@ func (p *parser) duration(name string, def, min time.Duration) time.Duration {
 }
 
 func (p *parser) boolean(name string, def bool) bool {
-	v, ok := p.src.Lookup(name)
+	v, ok := p.lookup(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
 	}
@@ -91,7 +101,7 @@ func (p *parser) boolean(name string, def bool) bool {
 }
 
 func (p *parser) floatRange(name string, def, lo, hi float64) float64 {
-	v, ok := p.src.Lookup(name)
+	v, ok := p.lookup(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
 	}
@@ -134,57 +144,115 @@ func parseBool(v string) (bool, error) {
 	return false, errors.New("not a boolean")
 }
 
-// componentAliases maps accepted SERVICE_TYPE words to component names.
-var componentAliases = map[string]string{
-	"proxy": Proxy, "api-server": Management, "api_server": Management, "management": Management,
-}
-
-// planned are components of the spec that this build does not have yet.
-var planned = map[string]bool{"compliance": true, "policy-perfect": true, "bridge": true, "frontend": true}
-
-func (p *parser) components(name string) []string {
-	v := strings.ToLower(p.str(name, "all"))
-	if v == "all" {
-		return append([]string(nil), Built...)
+// components reads SERVICE_TYPE: all (the built components), or a
+// comma-separated list of component names or their aliases.
+func (p *parser) components(name string, built []string) []string {
+	isBuilt := map[string]bool{}
+	for _, b := range built {
+		isBuilt[b] = true
+	}
+	byWord := map[string]string{}
+	for _, spec := range Components {
+		byWord[spec.Name] = spec.Name
+		for _, a := range spec.Aliases {
+			byWord[a] = spec.Name
+		}
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, w := range strings.Split(v, ",") {
-		w = strings.TrimSpace(w)
-		if w == "" {
-			continue
-		}
-		c, ok := componentAliases[w]
-		switch {
-		case ok:
-		case w == "all":
-			c = ""
-			for _, b := range Built {
-				if !seen[b] {
-					seen[b] = true
-					out = append(out, b)
-				}
-			}
-			continue
-		case planned[w]:
-			p.bad(name, fmt.Sprintf("component %q is not available in this build (available: %s)", w, strings.Join(Built, ", ")))
-			continue
-		default:
-			p.bad(name, fmt.Sprintf("unknown component %q (use all, or a list of %s)", w, strings.Join(Built, ", ")))
-			continue
-		}
+	add := func(c string) {
 		if !seen[c] {
 			seen[c] = true
 			out = append(out, c)
 		}
 	}
+	for _, w := range strings.Split(strings.ToLower(p.str(name, "all")), ",") {
+		w = strings.TrimSpace(w)
+		c, known := byWord[w]
+		switch {
+		case w == "":
+		case w == "all":
+			for _, spec := range Components {
+				if isBuilt[spec.Name] {
+					add(spec.Name)
+				}
+			}
+		case known && isBuilt[c]:
+			add(c)
+		case known:
+			p.bad(name, fmt.Sprintf("component %q is not available in this build (available: %s)", w, strings.Join(built, ", ")))
+		default:
+			p.bad(name, fmt.Sprintf("unknown component %q (use all, or a list of %s)", w, strings.Join(built, ", ")))
+		}
+	}
 	if len(out) == 0 && len(p.problems) == 0 {
 		p.bad(name, "names no component")
 	}
+	// Start in the spec's order, whatever the order of the list.
+	sort.SliceStable(out, func(i, j int) bool { return specIndex(out[i]) < specIndex(out[j]) })
 	return out
 }
 
+func specIndex(name string) int {
+	for i, s := range Components {
+		if s.Name == name {
+			return i
+		}
+	}
+	return len(Components)
+}
+
 var providerSuffixes = []string{"_API_KEY", "_API_BASE", "_API_VERSION", "_ENABLED", "_REGION", "_PROJECT", "_LOCATION"}
+
+// isProviderSetting reports whether name is a <PROVIDER>_* setting.
+func isProviderSetting(name string) bool {
+	for _, suf := range providerSuffixes {
+		if prefix, ok := strings.CutSuffix(name, suf); ok && prefix != "" && !reservedPrefix(prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func reservedPrefix(prefix string) bool {
+	return prefix == "ADMIN" || prefix == "SVC" || prefix == "AWS" || strings.HasPrefix(prefix, "SVC_")
+}
+
+// suggest names the known setting closest to name, as " (did you mean X?)",
+// or "" when none is close.
+func (p *parser) suggest(name string) string {
+	best, bestD := "", 3
+	for known := range p.read {
+		if d := distance(name, known); d < bestD {
+			best, bestD = known, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
 
 // providers collects <PROVIDER>_* settings for every provider named in src.
 func (p *parser) providers() map[string]ProviderSettings {
@@ -192,12 +260,12 @@ func (p *parser) providers() map[string]ProviderSettings {
 	for _, n := range p.src.Names() {
 		for _, suf := range providerSuffixes {
 			prefix, ok := strings.CutSuffix(n, suf)
-			if !ok || prefix == "" || prefix == "ADMIN" || prefix == "SVC" || prefix == "AWS" || strings.HasPrefix(prefix, "SVC_") {
+			if !ok || prefix == "" || reservedPrefix(prefix) {
 				continue
 			}
 			name := strings.ToLower(prefix)
 			ps := out[name]
-			v, _ := p.src.Lookup(n)
+			v, _ := p.lookup(n)
 			v = strings.TrimSpace(v)
 			switch suf {
 			case "_API_KEY":

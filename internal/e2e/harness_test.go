@@ -62,7 +62,7 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 		}
 		m[k] = v
 	}
-	cfg, err := config.FromSource(m)
+	cfg, err := config.FromSource(m, wire.Components())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,11 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &gateway{t: t, dataDir: cfg.DataDir, cancel: cancel, done: make(chan error, 1), logs: logs}
-	if p.ProxyAddr != nil {
-		g.proxy = "http://" + p.ProxyAddr.String()
+	if a := p.Addr(config.Proxy); a != nil {
+		g.proxy = "http://" + a.String()
 	}
-	if p.ManagementAddr != nil {
-		g.mgmt = "http://" + p.ManagementAddr.String()
+	if a := p.Addr(config.Management); a != nil {
+		g.mgmt = "http://" + a.String()
 	}
 	go func() { g.done <- p.Run(ctx) }()
 	t.Cleanup(func() { g.stop() })

@@ -11,7 +11,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,14 +61,16 @@ type Deps struct {
 	MaxBodyBytes int64
 	// Probes are the readiness checks of /ready.
 	Probes map[string]app.Probe
+	// Failures is told every failed upstream attempt (the routing status
+	// shows the last); may be nil.
+	Failures interface{ Note(route.Failure) }
 }
 
 // Proxy serves the proxy component's routes.
 type Proxy struct {
-	d           Deps
-	lastFailure atomic.Pointer[route.Failure]
-	chat        pipeline.Handler
-	models      *modelCache
+	d      Deps
+	chat   pipeline.Handler
+	models *modelCache
 }
 
 // New assembles the proxy.

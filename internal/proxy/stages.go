@@ -194,14 +194,14 @@ func retryable(plan *route.Plan, x *pipeline.Exchange, err error) bool {
 	return isUpstreamKind(err)
 }
 
-// noteFailure keeps the last failed attempt for GET /api/routing/status.
+// noteFailure reports a failed attempt for GET /api/routing/status.
 func (p *Proxy) noteFailure(x *pipeline.Exchange, err error) {
-	p.lastFailure.Store(&route.Failure{Provider: x.Provider, Model: x.UpstreamModel, Status: x.UpstreamStatus,
+	if p.d.Failures == nil {
+		return
+	}
+	p.d.Failures.Note(route.Failure{Provider: x.Provider, Model: x.UpstreamModel, Status: x.UpstreamStatus,
 		Message: apierr.From(err).Message, At: time.Now().UTC()})
 }
-
-// LastFailure is the last failed attempt of any request, or nil.
-func (p *Proxy) LastFailure() *route.Failure { return p.lastFailure.Load() }
 
 // upstreamFailed reports whether the provider failed the call (for health):
 // 5xx, 429, no answer, or a stream it broke — not the caller's mistakes.

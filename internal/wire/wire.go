@@ -1,57 +1,43 @@
-// Package wire builds a running svc process from a Config: it opens the stores,
-// loads or generates the master and admin keys, builds the provider registry,
-// and assembles the components SERVICE_TYPE selects. It is the only place that
-// knows every concrete type; only cmd/ (and end-to-end tests) import it.
+// Package wire builds a running svc process from a Config. components.go is
+// the component map: SERVICE_TYPE name → constructor. Each constructor takes
+// the parts it needs from the System (system.go), which builds every shared
+// part — stores, master and admin keys, provider registry, health, limits,
+// audit log — once, on first use, with its background work and its release.
+// Process runs the components and, when they have drained, releases the
+// System. wire is the only place that knows every concrete type; only cmd/
+// (and end-to-end tests) import it.
 package wire
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/app"
-	"github.com/svc-gateway/svc/internal/audit"
-	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/cache/embed"
 	"github.com/svc-gateway/svc/internal/config"
-	"github.com/svc-gateway/svc/internal/health"
-	"github.com/svc-gateway/svc/internal/keyvault"
-	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
-	"github.com/svc-gateway/svc/internal/mgmt"
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/provider"
-	"github.com/svc-gateway/svc/internal/proxy"
-	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/secret"
 	"github.com/svc-gateway/svc/internal/store"
-	"github.com/svc-gateway/svc/internal/store/memkv"
-	"github.com/svc-gateway/svc/internal/store/rediskv"
-	"github.com/svc-gateway/svc/internal/store/sqlstore"
-	"github.com/svc-gateway/svc/internal/upstream"
 )
 
 // Process is a built svc process, ready to Run.
 type Process struct {
-	// ProxyAddr and ManagementAddr are the bound addresses (nil when the
-	// component does not run here).
-	ProxyAddr      net.Addr
-	ManagementAddr net.Addr
-	// AdminKey is the management key in force.
+	// AdminKey is the management key in force ("" when no component here
+	// needs it).
 	AdminKey string
 
-	servers    []app.Component
-	background []app.Component
-	closers    []func()
-	log        *slog.Logger
+	sys   *System
+	comps []app.Component
+	addrs map[string]net.Addr
+	log   *slog.Logger
 }
 
 // Options are process-level choices beyond Config.
@@ -61,191 +47,63 @@ type Options struct {
 	Announce io.Writer
 }
 
-// Build opens the stores and assembles the components of cfg. On error every
-// resource opened so far is closed.
-func Build(ctx context.Context, cfg *config.Config, opt Options) (p *Process, err error) {
+// Build assembles the components cfg selects, from the component map over
+// one System: each component asks the System for the parts it uses, which
+// are built then. On error everything built so far is released and the
+// error names the cause; nothing is left running.
+func Build(ctx context.Context, cfg *config.Config, opt Options) (*Process, error) {
 	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	p = &Process{log: log}
-	defer func() {
-		if err != nil {
-			p.close()
+	sys := newSystem(ctx, cfg, log, opt.Announce)
+	p := &Process{sys: sys, addrs: map[string]net.Addr{}, log: log}
+	for _, name := range cfg.Components {
+		build, ok := components[name]
+		if !ok {
+			sys.close()
+			return nil, fmt.Errorf("component %q is not available in this build", name)
 		}
-	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("SVC_DATA_DIR %s: %w", cfg.DataDir, err)
-	}
-
-	master, _, err := secret.LoadOrCreate(cfg.DataDir, cfg.MasterKey)
-	if err != nil {
-		return nil, fmt.Errorf("SVC_MASTER_KEY: %w", err)
-	}
-	p.AdminKey = cfg.AdminAPIKey
-	if p.AdminKey == "" {
-		key, created, err := secret.LoadOrCreateToken(cfg.DataDir, "admin_api_key", newAdminKey)
+		svc, err := build(sys)
 		if err != nil {
-			return nil, fmt.Errorf("ADMIN_API_KEY: %w", err)
-		}
-		p.AdminKey = key
-		if created && opt.Announce != nil {
-			fmt.Fprintf(opt.Announce, "\nGenerated ADMIN_API_KEY (shown once; kept in %s, mode 0600):\n\n    %s\n\n",
-				filepath.Join(cfg.DataDir, "admin_api_key"), key)
-		}
-	}
-
-	dbURL := cfg.DatabaseURL
-	if dbURL == "" {
-		abs, err := filepath.Abs(cfg.SQLitePath())
-		if err != nil {
+			sys.close()
 			return nil, err
 		}
-		dbURL = "sqlite://" + abs
+		p.comps = append(p.comps, svc)
+		p.addrs[name] = svc.Addr()
 	}
-	db, err := sqlstore.Open(ctx, dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	p.closers = append(p.closers, func() { db.Close() })
-
-	var kv store.KV
-	if cfg.RedisURL != "" {
-		r, err := rediskv.Open(cfg.RedisURL, cfg.RedisPrefix)
-		if err != nil {
-			return nil, fmt.Errorf("KEYSTORE_REDIS_URL: %w", err)
-		}
-		if err := r.Ping(ctx); err != nil {
-			r.Close()
-			return nil, fmt.Errorf("KEYSTORE_REDIS_URL: %w", err)
-		}
-		kv = r
-	} else {
-		kv = memkv.New()
-	}
-	p.closers = append(p.closers, func() { kv.Close() })
-	probes := map[string]app.Probe{"sql": db.Ping, "kv": kv.Ping}
-
-	var logger *audit.Logger
-	m := metrics.New(func() float64 {
-		if logger == nil {
-			return 0
-		}
-		return float64(logger.QueueLen())
-	})
-	logger = audit.NewLogger(db, kv, m, log, audit.Options{QueueSize: cfg.AuditQueueSize, FlushInterval: cfg.AuditFlushInterval, HotTTL: cfg.LogHotTTL, HotMaxEntries: cfg.LogHotMaxEntries})
-	// The logger is closed after the servers drained (see Run), before the stores.
-	p.closers = append([]func(){logger.Close}, p.closers...)
-
-	keys := auth.NewKeys(db, kv, cfg.KeyCacheTTL, log)
-	tracker := health.New(kv, log)
-	reg := Registry(cfg)
-	vault := keyvault.New(db, secret.NewSealer(master), kv, func(name string) string {
-		if pr, ok := reg.Lookup(name); ok {
-			return pr.EnvKey
-		}
-		return ""
-	})
-	live := route.NewLive(db, kv, log)
-	if err := live.Load(ctx); err != nil {
-		return nil, fmt.Errorf("routing config: %w", err)
-	}
-	// The alerts work will send these as webhooks; until then they are logged.
-	spend := route.NewSpend(kv, live.Current, log).OnBudget(func(ev route.BudgetEvent) {
-		log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
-			"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
-	})
-	p.background = append(p.background, app.Func{N: "key-invalidation", F: keys.Run}, app.Func{N: "provider-key-invalidation", F: vault.Run},
-		app.Func{N: "health", F: tracker.Run}, app.Func{N: "routing-config", F: live.Run}, app.Func{N: "provider-spend", F: spend.Run})
-	var lastFailure func() *route.Failure
-	prices, err := Prices(cfg.PricesFile)
-	if err != nil {
-		return nil, err
-	}
-	limiter := limit.New(kv, prices, limit.Options{HourlyRequests: int64(cfg.HourlyRequests), Log: log,
-		// The alerts work will send these as webhooks; until then they are logged.
-		OnBudget: func(ev limit.BudgetEvent) {
-			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
-				"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
-		},
-		OnSpend: func(keyID string, spent float64) { m.VKeySpend.WithLabelValues(keyID).Set(spent) }})
-	// Settlements still running finish before the stores close.
-	p.closers = append([]func(){limiter.Settled}, p.closers...)
-
-	if cfg.Has(config.Proxy) {
-		resolver := route.NewResolver(reg).WithSources(route.Sources{
-			Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
-		})
-		// The cache's provider embedder calls through the proxy, made below.
-		var embedVia func(ctx context.Context, texts []string) ([][]float32, error)
-		sc, err := semanticCache(cfg.Cache, kv, m, log, func(ctx context.Context, texts []string) ([][]float32, error) {
-			return embedVia(ctx, texts)
-		})
-		if err != nil {
-			return nil, err
-		}
-		px := proxy.New(proxy.Deps{
-			Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
-			Limits: limiter, Cache: sc,
-			Client: upstream.New(upstream.Options{HeaderTimeout: cfg.UpstreamTimeout, Transport: cfg.UpstreamTransport}),
-			Prices: prices, Audit: logger, Metrics: m, Log: log, Health: tracker,
-			MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes,
-		})
-		srv, err := app.Listen(config.Proxy, cfg.Addr(cfg.ProxyPort), app.Recover(px.Handler(), log), cfg.ShutdownTimeout, log)
-		if err != nil {
-			return nil, err
-		}
-		p.closers = append(p.closers, func() { srv.Close() })
-		p.ProxyAddr = srv.Addr()
-		p.servers = append(p.servers, srv)
-		p.background = append(p.background, app.Func{N: "model-refresh", F: px.Run})
-		if sc != nil {
-			embedVia = px.Embedder(cfg.Cache.EmbeddingModel)
-			p.background = append(p.background, app.Func{N: "semantic-cache", F: sc.Run})
-		}
-		lastFailure = px.LastFailure
-	}
-	if cfg.Has(config.Management) {
-		api := mgmt.New(mgmt.Deps{AdminKey: p.AdminKey, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live, Limits: limiter, LastFailure: lastFailure,
-			Cache: cache.NewAdmin(kv), EnvKeys: envKeys(reg), Probes: probes, Log: log})
-		srv, err := app.Listen(config.Management, cfg.Addr(cfg.ManagementPort), app.Recover(api.Handler(), log), cfg.ShutdownTimeout, log)
-		if err != nil {
-			return nil, err
-		}
-		p.closers = append(p.closers, func() { srv.Close() })
-		p.ManagementAddr = srv.Addr()
-		p.servers = append(p.servers, srv)
+	if sys.adminKey.done {
+		p.AdminKey = sys.adminKey.v
 	}
 	if cfg.PprofAddr != "" {
 		srv, err := app.Listen("pprof", cfg.PprofAddr, app.PprofHandler(), cfg.ShutdownTimeout, log)
 		if err != nil {
+			sys.close()
 			return nil, err
 		}
-		p.closers = append(p.closers, func() { srv.Close() })
-		p.servers = append(p.servers, srv)
+		sys.onClose(func() { srv.Close() })
+		p.comps = append(p.comps, srv)
 	}
 	return p, nil
 }
 
-// Run serves until ctx ends, drains the servers, stops the background work,
-// flushes the audit log and closes the stores.
+// Addr is the bound address of component name, or nil when it does not run
+// in this process.
+func (p *Process) Addr(name string) net.Addr { return p.addrs[name] }
+
+// Run serves until ctx ends: the components drain their requests and
+// streams and stop their own background work, then the shared background
+// work stops, the audit log flushes and the stores close.
 func (p *Process) Run(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	bgDone := make(chan error, 1)
-	go func() { bgDone <- app.RunAll(bgCtx, p.background...) }()
-	err := app.RunAll(ctx, p.servers...)
+	go func() { bgDone <- app.RunAll(bgCtx, p.sys.background...) }()
+	err := app.RunAll(ctx, p.comps...)
 	stopBG()
 	<-bgDone
-	p.close()
+	p.sys.close()
 	p.log.Info("stopped")
 	return err
-}
-
-func (p *Process) close() {
-	for _, c := range p.closers {
-		c()
-	}
-	p.closers = nil
 }
 
 func envKeys(reg *provider.Registry) map[string]string {
@@ -274,14 +132,6 @@ func Prices(file string) (*pricing.Table, error) {
 		return nil, fmt.Errorf("SVC_PRICES_FILE %s: %w", file, err)
 	}
 	return t.Merge(over), nil
-}
-
-func newAdminKey() (string, error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return "svc-admin-" + hex.EncodeToString(b), nil
 }
 
 // perToken prices strategies compare: the mean of input and output price per

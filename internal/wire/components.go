@@ -1,0 +1,173 @@
+package wire
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/cache"
+	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/mgmt"
+	"github.com/svc-gateway/svc/internal/proxy"
+	"github.com/svc-gateway/svc/internal/route"
+)
+
+// constructor builds one component over the shared System.
+type constructor func(s *System) (*app.Service, error)
+
+// components are the components this build provides, by SERVICE_TYPE name.
+// A new component is one entry here and its own package.
+var components = map[string]constructor{
+	config.Proxy:      newProxy,
+	config.Management: newManagement,
+}
+
+// Components names the components this build provides, in start order.
+func Components() []string {
+	var out []string
+	for _, spec := range config.Components {
+		if _, ok := components[spec.Name]; ok {
+			out = append(out, spec.Name)
+		}
+	}
+	return out
+}
+
+// serve binds the component's port now (so a taken port fails the start)
+// and wraps h with the panic recovery every component has.
+func (s *System) serve(name string, h interface{ Handler() http.Handler }) (*app.Server, error) {
+	srv, err := app.Listen(name, s.Config.Addr(name), app.Recover(h.Handler(), s.Log), s.Config.ShutdownTimeout, s.Log)
+	if err != nil {
+		return nil, err
+	}
+	s.onClose(func() { srv.Close() })
+	return srv, nil
+}
+
+func newProxy(s *System) (*app.Service, error) {
+	keys, err := s.Keys()
+	if err != nil {
+		return nil, err
+	}
+	vault, err := s.Vault()
+	if err != nil {
+		return nil, err
+	}
+	live, err := s.Routing()
+	if err != nil {
+		return nil, err
+	}
+	tracker, err := s.Health()
+	if err != nil {
+		return nil, err
+	}
+	spend, err := s.Spend()
+	if err != nil {
+		return nil, err
+	}
+	prices, err := s.Prices()
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := s.Limiter()
+	if err != nil {
+		return nil, err
+	}
+	logger, err := s.Audit()
+	if err != nil {
+		return nil, err
+	}
+	kv, err := s.KV()
+	if err != nil {
+		return nil, err
+	}
+	probes, err := s.Probes()
+	if err != nil {
+		return nil, err
+	}
+	cfg, reg := s.Config, s.Registry()
+	resolver := route.NewResolver(reg).WithSources(route.Sources{
+		Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
+	})
+	// The cache's provider embedder calls through the proxy, made below.
+	var embedVia func(ctx context.Context, texts []string) ([][]float32, error)
+	sc, err := semanticCache(cfg.Cache, kv, s.Metrics(), s.Log, func(ctx context.Context, texts []string) ([][]float32, error) {
+		return embedVia(ctx, texts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	px := proxy.New(proxy.Deps{
+		Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
+		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
+		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: s.Failures(),
+	})
+	srv, err := s.serve(config.Proxy, px)
+	if err != nil {
+		return nil, err
+	}
+	svc := &app.Service{Server: srv, Background: []app.Component{app.Func{N: "model-refresh", F: px.Run}}}
+	if sc != nil {
+		embedVia = px.Embedder(cfg.Cache.EmbeddingModel)
+		svc.Background = append(svc.Background, app.Func{N: "semantic-cache", F: sc.Run})
+	}
+	return svc, nil
+}
+
+func newManagement(s *System) (*app.Service, error) {
+	admin, err := s.AdminKey()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := s.Keys()
+	if err != nil {
+		return nil, err
+	}
+	vault, err := s.Vault()
+	if err != nil {
+		return nil, err
+	}
+	db, err := s.SQL()
+	if err != nil {
+		return nil, err
+	}
+	tracker, err := s.Health()
+	if err != nil {
+		return nil, err
+	}
+	live, err := s.Routing()
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := s.Limiter()
+	if err != nil {
+		return nil, err
+	}
+	kv, err := s.KV()
+	if err != nil {
+		return nil, err
+	}
+	probes, err := s.Probes()
+	if err != nil {
+		return nil, err
+	}
+	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live,
+		Limits: limiter, LastFailure: s.Failures().Last, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()),
+		Probes: probes, Log: s.Log})
+	srv, err := s.serve(config.Management, api)
+	if err != nil {
+		return nil, err
+	}
+	return &app.Service{Server: srv}, nil
+}
+
+// lastFailure keeps the last failed upstream attempt of this process for the
+// routing status.
+type lastFailure struct{ p atomic.Pointer[route.Failure] }
+
+// Note records f.
+func (l *lastFailure) Note(f route.Failure) { l.p.Store(&f) }
+
+// Last is the last failure noted, or nil.
+func (l *lastFailure) Last() *route.Failure { return l.p.Load() }
