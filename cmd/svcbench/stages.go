@@ -62,7 +62,10 @@ func runStages(stdout io.Writer) int {
 		fmt.Fprintln(stdout, "svcbench:", err)
 		return 1
 	}
-	limited := &identity.Principal{Kind: identity.VirtualKey, ID: "bench", RPMLimit: 1 << 30, TPMLimit: 1 << 40, MaxBudgetUSD: 1e9, BudgetPeriod: "daily"}
+	limited := &identity.Principal{Kind: identity.VirtualKey, ID: "bench"}
+	limits := limit.SourceFunc(func(context.Context, *identity.Principal) (limit.Limits, error) {
+		return limit.Limits{RPM: 1 << 30, TPM: 1 << 40, MaxBudgetUSD: 1e9, BudgetPeriod: "daily"}, nil
+	})
 	answer := func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		x.Cost = 0.00001
 		return &pipeline.Response{Status: http.StatusOK}, nil
@@ -70,7 +73,7 @@ func runStages(stdout io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "stage\tstore\tµs/request (c=64)\tallocs/request\t\n")
 	for _, s := range stores {
-		h := limit.New(s.kv, pricing.Default(), limit.Options{}).Stage()(answer)
+		h := limit.New(s.kv, pricing.Default(), limit.Options{}).Stage(limits)(answer)
 		r := testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(stagesParallelism)

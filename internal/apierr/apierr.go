@@ -8,6 +8,7 @@
 package apierr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -132,14 +133,24 @@ func BadParam(param, format string, args ...any) *Error {
 	return &Error{Kind: InvalidRequest, Code: "invalid_value", Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// From returns err as an *Error. An error that is not one becomes Internal with
-// a generic message, so no unexpected cause text reaches a caller.
+// From returns err as an *Error. A cancelled context anywhere in err's
+// chain is the caller going away (499), whatever wrapped it: this is the
+// one place that decides so. Any other error that is not an *Error becomes
+// Internal with a generic message, so no unexpected cause text reaches a
+// caller.
 func From(err error) *Error {
 	if err == nil {
 		return nil
 	}
 	var e *Error
-	if errors.As(err, &e) {
+	isErr := errors.As(err, &e)
+	if isErr && e.Kind == ClientClosed {
+		return e
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Kind: ClientClosed, Code: "client_closed", Message: "the client closed the request", Err: err}
+	}
+	if isErr {
 		return e
 	}
 	return &Error{Kind: Internal, Code: "internal_error", Message: "internal error", Err: err}

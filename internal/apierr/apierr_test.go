@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,5 +85,20 @@ func TestKindString(t *testing.T) {
 		if k.String() == "" || strings.HasPrefix(k.String(), "Kind(") {
 			t.Errorf("kind %d has no name", k)
 		}
+	}
+}
+
+func TestFromCancellation(t *testing.T) {
+	for _, err := range []error{
+		context.Canceled,
+		fmt.Errorf("read body: %w", context.Canceled),
+		Wrap(UpstreamError, "upstream_error", "the provider's stream failed", fmt.Errorf("read: %w", context.Canceled)),
+	} {
+		if e := From(err); e.Kind != ClientClosed || e.Status() != 499 {
+			t.Errorf("From(%v) = %v (%d), want 499", err, e.Kind, e.Status())
+		}
+	}
+	if e := From(Wrap(UpstreamTimeout, "t", "timed out", context.DeadlineExceeded)); e.Kind != UpstreamTimeout {
+		t.Errorf("a deadline is not a cancellation: got %v", e.Kind)
 	}
 }

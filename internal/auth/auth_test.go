@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -51,11 +52,11 @@ func TestAuthenticateCachesAndRevokes(t *testing.T) {
 		t.Fatalf("created %+v %q", vk, secret)
 	}
 	for i := 0; i < 5; i++ {
-		p, err := k.Authenticate(ctx, secret)
+		p, err := k.Authenticate(ctx, Credentials{Bearer: secret})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.ID != vk.ID || p.Kind != identity.VirtualKey || p.RPMLimit != 10 {
+		if p.ID != vk.ID || p.Kind != identity.VirtualKey {
 			t.Fatalf("principal %+v", p)
 		}
 	}
@@ -65,7 +66,7 @@ func TestAuthenticateCachesAndRevokes(t *testing.T) {
 	if _, err := k.Revoke(ctx, vk.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Authenticate(ctx, secret); apierr.KindOf(err) != apierr.Unauthenticated {
+	if _, err := k.Authenticate(ctx, Credentials{Bearer: secret}); apierr.KindOf(err) != apierr.Unauthenticated {
 		t.Errorf("after revoke: %v, want Unauthenticated", err)
 	}
 	again, err := k.Revoke(ctx, secret)
@@ -79,16 +80,22 @@ func TestNegativeCacheAndCreateInvalidation(t *testing.T) {
 	k, cs := newKeys(t, time.Minute)
 	unknown := KeyPrefix + "000000000000000000000000000000000000000000000000"
 	for i := 0; i < 3; i++ {
-		if _, err := k.Authenticate(ctx, unknown); apierr.KindOf(err) != apierr.Unauthenticated {
+		if _, err := k.Authenticate(ctx, Credentials{Bearer: unknown}); apierr.KindOf(err) != apierr.Unauthenticated {
 			t.Fatalf("unknown key: %v", err)
 		}
 	}
 	if n := cs.lookups.Load(); n != 1 {
 		t.Errorf("lookups of an unknown key = %d, want 1 (negative cache)", n)
 	}
-	for _, bad := range []string{"", "Bearer", "sk-proj-x", KeyPrefix + string(make([]byte, 300))} {
-		if _, err := k.Authenticate(ctx, bad); apierr.KindOf(err) != apierr.Unauthenticated {
-			t.Errorf("Authenticate(%q) = %v", bad, err)
+	// Through a chain, every credential that is not a live key is a 401:
+	// missing when there is none, invalid otherwise.
+	for _, bad := range []struct{ token, code string }{
+		{"", "missing_api_key"}, {"Bearer", "invalid_api_key"}, {"sk-proj-x", "invalid_api_key"},
+		{KeyPrefix + string(make([]byte, 300)), "invalid_api_key"},
+	} {
+		_, err := Chain{k}.Authenticate(ctx, Credentials{Bearer: bad.token})
+		if e := apierr.From(err); e.Kind != apierr.Unauthenticated || e.Code != bad.code {
+			t.Errorf("Authenticate(%q) = %v, want 401 %s", bad.token, err, bad.code)
 		}
 	}
 }
@@ -102,9 +109,9 @@ func TestCacheExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.Authenticate(ctx, secret)
+	k.Authenticate(ctx, Credentials{Bearer: secret})
 	now = now.Add(2 * time.Minute)
-	k.Authenticate(ctx, secret)
+	k.Authenticate(ctx, Credentials{Bearer: secret})
 	if n := cs.lookups.Load(); n != 2 {
 		t.Errorf("lookups = %d, want 2 (the entry expired)", n)
 	}
@@ -113,6 +120,7 @@ func TestCacheExpires(t *testing.T) {
 func TestCreateValidation(t *testing.T) {
 	cases := []CreateParams{
 		{BudgetPeriod: "hourly"}, {MaxBudgetUSD: -1}, {RPMLimit: -1}, {TPMLimit: -1},
+		{MaxBudgetUSD: 0.0000001}, {MaxBudgetUSD: 2e9}, {RPMLimit: MaxRateLimit + 1}, {TPMLimit: MaxRateLimit + 1},
 		{ModelRestrictions: []string{" "}}, {Alias: string(make([]byte, 201))},
 	}
 	for _, c := range cases {
@@ -127,7 +135,7 @@ func TestCreateValidation(t *testing.T) {
 }
 
 func TestAllowsModel(t *testing.T) {
-	p := &identity.Principal{Models: []string{"gpt-4o-mini", "groq/llama-3.3-70b", "claude-*"}}
+	models := []string{"gpt-4o-mini", "groq/llama-3.3-70b", "claude-*"}
 	cases := []struct {
 		requested, upstream string
 		want                bool
@@ -140,28 +148,129 @@ func TestAllowsModel(t *testing.T) {
 		{"gpt-4o-mini-2024", "gpt-4o-mini-2024", false},
 	}
 	for _, c := range cases {
-		if got := AllowsModel(p, c.requested, c.upstream); got != c.want {
+		if got := AllowsModel(models, c.requested, c.upstream); got != c.want {
 			t.Errorf("AllowsModel(%q, %q) = %v, want %v", c.requested, c.upstream, got, c.want)
 		}
 	}
-	if !AllowsModel(&identity.Principal{}, "anything", "anything") {
+	if !AllowsModel(nil, "anything", "anything") {
 		t.Error("an empty allow-list must allow every model")
 	}
 }
 
-func TestPeriods(t *testing.T) {
-	now := time.Date(2026, 11, 22, 15, 4, 5, 0, time.UTC) // a Sunday
-	cases := []struct {
-		period     string
-		start, end time.Time
-	}{
-		{"daily", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
-		{"weekly", time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
-		{"monthly", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+// TestRecordsNotInPrincipal: the principal says who calls; the key's model
+// list comes from its record, through the lookup cache.
+func TestRecordsNotInPrincipal(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newKeys(t, time.Minute)
+	vk, secret, err := k.Create(ctx, CreateParams{ModelRestrictions: []string{"gpt-4o"}, RPMLimit: 7})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		if s, e := PeriodStart(c.period, now), PeriodEnd(c.period, now); !s.Equal(c.start) || !e.Equal(c.end) {
-			t.Errorf("%s: got %v–%v, want %v–%v", c.period, s, e, c.start, c.end)
+	p, err := k.Authenticate(ctx, Credentials{Bearer: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := k.Models(ctx, p)
+	if err != nil || len(models) != 1 || models[0] != "gpt-4o" {
+		t.Errorf("Models = %v, %v, want [gpt-4o]", models, err)
+	}
+	rec, err := k.Record(ctx, vk.ID)
+	if err != nil || rec.RPMLimit != 7 {
+		t.Errorf("Record = %+v, %v, want rpm 7", rec, err)
+	}
+	if _, err := k.Record(ctx, "vk_nope"); apierr.KindOf(err) != apierr.Unauthenticated {
+		t.Errorf("Record of an unknown id = %v, want Unauthenticated", err)
+	}
+	if m, err := k.Models(ctx, Admin); err != nil || m != nil {
+		t.Errorf("Models(admin) = %v, %v, want none", m, err)
+	}
+}
+
+func TestChain(t *testing.T) {
+	ctx := context.Background()
+	k, _ := newKeys(t, time.Minute)
+	_, secret, err := k.Create(ctx, CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := AdminKey("svc-admin-0123456789abcdef")
+	ch := Chain{admin, k}
+	if p, err := ch.Authenticate(ctx, Credentials{Bearer: string(admin)}); err != nil || p.Kind != identity.Admin {
+		t.Errorf("admin key: %+v, %v, want the admin principal", p, err)
+	}
+	if p, err := ch.Authenticate(ctx, Credentials{Bearer: secret}); err != nil || p.Kind != identity.VirtualKey {
+		t.Errorf("virtual key after the admin authenticator: %+v, %v", p, err)
+	}
+	if p, err := ch.Authenticate(ctx, Credentials{APIKey: secret}); err != nil || p.Kind != identity.VirtualKey {
+		t.Errorf("virtual key in x-api-key: %+v, %v", p, err)
+	}
+	// A key of the right kind that fails does not fall through.
+	revoked := Chain{k, AuthenticatorFunc(func(context.Context, Credentials) (*identity.Principal, error) {
+		return &identity.Principal{Kind: identity.User, ID: "fallthrough"}, nil
+	})}
+	if _, err := revoked.Authenticate(ctx, Credentials{Bearer: KeyPrefix + "00"}); apierr.KindOf(err) != apierr.Unauthenticated {
+		t.Errorf("an unknown sk-svc- key fell through the chain: %v", err)
+	}
+	if _, err := ch.Authenticate(ctx, Credentials{Bearer: "svc-admin-0123456789abcdeX"}); apierr.KindOf(err) != apierr.Unauthenticated {
+		t.Errorf("a wrong admin key: %v, want 401", err)
+	}
+}
+
+// flakyBus is a bus whose Ping can be made to fail, as a Redis outage does.
+type flakyBus struct {
+	Bus
+	down atomic.Bool
+}
+
+func (f *flakyBus) Ping(ctx context.Context) error {
+	if f.down.Load() {
+		return errors.New("bus down")
+	}
+	return f.Bus.Ping(ctx)
+}
+
+// TestBusDownBypassesCache: while the invalidation bus is down, a
+// revocation made in another process (so never announced here) holds
+// within busCheckEvery+busCheckTimeout, not after the cache TTL.
+func TestBusDownBypassesCache(t *testing.T) {
+	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	kv := memkv.New()
+	t.Cleanup(func() { kv.Close() })
+	bus := &flakyBus{Bus: kv}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	proxy := NewKeys(db, bus, time.Hour, quiet)
+	// The admin's process: same database, and a bus that loses the notice.
+	other := memkv.New()
+	t.Cleanup(func() { other.Close() })
+	admin := NewKeys(db, other, time.Hour, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go proxy.Run(ctx)
+
+	vk, secret, err := admin.Create(ctx, CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proxy.Authenticate(ctx, Credentials{Bearer: secret}); err != nil {
+		t.Fatal(err)
+	}
+	bus.down.Store(true)
+	if _, err := admin.Revoke(ctx, vk.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		_, err := proxy.Authenticate(ctx, Credentials{Bearer: secret})
+		if err != nil && apierr.KindOf(err) == apierr.Unauthenticated {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the revoked key was still accepted 3s after the bus went down (err %v)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

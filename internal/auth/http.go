@@ -8,29 +8,14 @@ import (
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pipeline"
-	"github.com/svc-gateway/svc/internal/secret"
 )
 
-// Bearer returns the token of an `Authorization: Bearer <token>` header.
-func Bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
-	}
-	return ""
-}
-
-// Stage is the proxy's auth stage: it authenticates the virtual key in
-// Authorization (or, when allowAPIKeyHeader, in x-api-key) and sets
-// x.Principal.
-func (k *Keys) Stage(allowAPIKeyHeader bool) pipeline.Middleware {
+// Stage is the proxy's auth stage: it authenticates the request's
+// credentials with a (x-api-key too when allowAPIKey) and sets x.Principal.
+func Stage(a Authenticator, allowAPIKey bool) pipeline.Middleware {
 	return func(next pipeline.Handler) pipeline.Handler {
 		return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-			tok := Bearer(x.Inbound)
-			if tok == "" && allowAPIKeyHeader {
-				tok = strings.TrimSpace(x.Inbound.Header.Get("x-api-key"))
-			}
-			p, err := k.Authenticate(ctx, tok)
+			p, err := a.Authenticate(ctx, FromRequest(x.Inbound, allowAPIKey))
 			if err != nil {
 				return nil, err
 			}
@@ -40,14 +25,28 @@ func (k *Keys) Stage(allowAPIKeyHeader bool) pipeline.Middleware {
 	}
 }
 
-// AllowsModel reports whether p may use model. An empty allow-list allows all;
-// entries match the model as requested, or without its provider prefix, and an
-// entry ending in * matches by prefix.
-func AllowsModel(p *identity.Principal, requested, upstream string) bool {
-	if p == nil || len(p.Models) == 0 {
+// Guard serves h only to callers a authenticates as the admin principal
+// (the management API): 401 otherwise.
+func Guard(a Authenticator, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r.Context(), FromRequest(r, false))
+		if err != nil || p == nil || p.Kind != identity.Admin {
+			apierr.Write(w, &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_admin_key",
+				Message: "the management API needs Authorization: Bearer <ADMIN_API_KEY>"})
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(identity.With(r.Context(), p)))
+	})
+}
+
+// AllowsModel reports whether an allow-list permits model. An empty list
+// allows all; entries match the model as requested, or as sent upstream
+// (without its provider prefix), and an entry ending in * matches by prefix.
+func AllowsModel(models []string, requested, upstream string) bool {
+	if len(models) == 0 {
 		return true
 	}
-	for _, m := range p.Models {
+	for _, m := range models {
 		if pre, ok := strings.CutSuffix(m, "*"); ok {
 			if strings.HasPrefix(requested, pre) || strings.HasPrefix(upstream, pre) {
 				return true
@@ -64,19 +63,4 @@ func AllowsModel(p *identity.Principal, requested, upstream string) bool {
 // ErrModelNotAllowed is the 403 for a model outside the key's restrictions.
 func ErrModelNotAllowed(model string) error {
 	return apierr.Newf(apierr.Forbidden, "model_not_allowed", "this key may not use model %q", model)
-}
-
-// Admin guards management routes with the ADMIN_API_KEY bearer token
-// (constant-time comparison).
-func Admin(adminKey string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := Bearer(r)
-		if tok == "" || !secret.Equal(tok, adminKey) {
-			apierr.Write(w, &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_admin_key",
-				Message: "the management API needs Authorization: Bearer <ADMIN_API_KEY>"})
-			return
-		}
-		r = r.WithContext(identity.With(r.Context(), &identity.Principal{Kind: identity.Admin, ID: "admin"}))
-		h.ServeHTTP(w, r)
-	})
 }

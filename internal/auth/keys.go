@@ -1,7 +1,11 @@
-// Package auth owns virtual keys: creating them (the secret is shown once and
-// stored only as a SHA-256 hash), authenticating callers with a cached lookup
-// that is invalidated across processes on revoke, the admin-key check, and the
-// proxy's auth stage.
+// Package auth owns authentication: the Authenticator interface and Chain
+// (each authenticator turns credentials into an identity.Principal), the
+// admin-key authenticator, and virtual keys — creating them (the secret is
+// shown once and stored only as a SHA-256 hash), authenticating them with a
+// cached lookup that is invalidated across processes on revoke, and reading
+// their records (model restrictions, limits) for the stages that enforce
+// them. The pipeline wrapper (Stage) and the management guard (Guard) are
+// thin: every gateway calls the same Authenticate.
 //
 // proxy, mgmt and wire import auth. It imports store, identity, apierr,
 // pipeline and secret.
@@ -17,6 +21,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -33,16 +38,28 @@ const changedChannel = "auth:vkeys:changed"
 // maxCached bounds the lookup cache; when full it is emptied (cheap, rare).
 const maxCached = 100_000
 
+// Bus carries key invalidations between processes; Ping tells whether it
+// is up (while it is not, invalidations may be lost, so cached lookups are
+// not trusted).
+type Bus interface {
+	store.Bus
+	Ping(ctx context.Context) error
+}
+
 // Keys manages virtual keys.
 type Keys struct {
 	store KeyStore
-	kv    store.KV
+	bus   Bus
 	ttl   time.Duration
 	now   func() time.Time
 	log   *slog.Logger
+	// busDown is set while the bus does not answer: lookups then go to the
+	// store every time, so a revocation made meanwhile holds at once.
+	busDown atomic.Bool
 
 	mu    sync.RWMutex
 	cache map[[32]byte]cached
+	byID  map[string]cachedRecord
 }
 
 type cached struct {
@@ -50,10 +67,22 @@ type cached struct {
 	expires time.Time
 }
 
+type cachedRecord struct {
+	vk      *VirtualKey
+	expires time.Time
+}
+
+// busCheckEvery is how often Run pings the bus; with busCheckTimeout it
+// bounds how long a proxy trusts its cache after the bus went down.
+const (
+	busCheckEvery   = time.Second
+	busCheckTimeout = 500 * time.Millisecond
+)
+
 // NewKeys returns a key manager. ttl bounds how long a lookup is cached when no
 // invalidation arrives (0 disables caching).
-func NewKeys(s KeyStore, kv store.KV, ttl time.Duration, log *slog.Logger) *Keys {
-	return &Keys{store: s, kv: kv, ttl: ttl, now: time.Now, log: log, cache: map[[32]byte]cached{}}
+func NewKeys(s KeyStore, bus Bus, ttl time.Duration, log *slog.Logger) *Keys {
+	return &Keys{store: s, bus: bus, ttl: ttl, now: time.Now, log: log, cache: map[[32]byte]cached{}, byID: map[string]cachedRecord{}}
 }
 
 // CreateParams are the fields of a new key.
@@ -71,18 +100,29 @@ type CreateParams struct {
 // Budget periods.
 var periods = map[string]bool{"daily": true, "weekly": true, "monthly": true}
 
+// Bounds of a key's limits. A spend cap of 0 (or none) is no cap; a
+// positive cap must be at least one micro-dollar, the unit spend is
+// metered in, so that every positive cap caps.
+const (
+	MinBudgetUSD = 0.000001
+	MaxBudgetUSD = 1e9
+	MaxRateLimit = 1_000_000_000
+)
+
 // Validate reports the first invalid field.
 func (p *CreateParams) Validate() error {
 	p.BudgetPeriod = strings.ToLower(strings.TrimSpace(p.BudgetPeriod))
 	switch {
 	case len(p.Alias) > 200:
 		return apierr.BadParam("alias", "alias must be at most 200 characters")
-	case p.MaxBudgetUSD < 0:
-		return apierr.BadParam("max_budget_usd", "max_budget_usd must not be negative")
-	case p.RPMLimit < 0:
-		return apierr.BadParam("rpm_limit", "rpm_limit must not be negative")
-	case p.TPMLimit < 0:
-		return apierr.BadParam("tpm_limit", "tpm_limit must not be negative")
+	case p.MaxBudgetUSD < 0 || p.MaxBudgetUSD > MaxBudgetUSD:
+		return apierr.BadParam("max_budget_usd", "max_budget_usd must be between 0.000001 and %g US dollars (omit it for no cap)", float64(MaxBudgetUSD))
+	case p.MaxBudgetUSD > 0 && p.MaxBudgetUSD < MinBudgetUSD:
+		return apierr.BadParam("max_budget_usd", "max_budget_usd must be at least 0.000001 (one micro-dollar): a smaller cap cannot be metered")
+	case p.RPMLimit < 0 || p.RPMLimit > MaxRateLimit:
+		return apierr.BadParam("rpm_limit", "rpm_limit must be between 0 and %d", MaxRateLimit)
+	case p.TPMLimit < 0 || p.TPMLimit > MaxRateLimit:
+		return apierr.BadParam("tpm_limit", "tpm_limit must be between 0 and %d", MaxRateLimit)
 	case len(p.ModelRestrictions) > 1000:
 		return apierr.BadParam("model_restrictions", "at most 1000 models")
 	}
@@ -144,39 +184,44 @@ func (k *Keys) Create(ctx context.Context, p CreateParams) (VirtualKey, string, 
 	return vk, secret, nil
 }
 
-// Authenticate returns the principal for a presented secret. An empty,
-// malformed, unknown or revoked key is Unauthenticated.
-func (k *Keys) Authenticate(ctx context.Context, secret string) (*identity.Principal, error) {
-	if secret == "" {
-		return nil, errMissing
+// Authenticate implements Authenticator for virtual keys: a bearer token
+// (or x-api-key, where the route accepts it) starting with sk-svc-. Any
+// other credential is not its own (ErrNotMine); an unknown or revoked key is
+// Unauthenticated.
+func (k *Keys) Authenticate(ctx context.Context, c Credentials) (*identity.Principal, error) {
+	secret := c.Token()
+	if !strings.HasPrefix(secret, KeyPrefix) {
+		return nil, ErrNotMine
 	}
-	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) > 256 {
+	if len(secret) > 256 {
 		return nil, errInvalid
 	}
 	sum := sha256.Sum256([]byte(secret))
 	now := k.now()
-	k.mu.RLock()
-	c, ok := k.cache[sum]
-	k.mu.RUnlock()
-	if !ok || now.After(c.expires) {
+	c0, ok := k.cachedKey(sum, now)
+	if !ok {
 		var err error
-		c, err = k.load(ctx, sum, now)
+		c0, err = k.load(ctx, sum, now)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if c.p == nil {
+	if c0.p == nil {
 		return nil, errInvalid
 	}
-	return c.p, nil
+	return c0.p, nil
 }
 
-var (
-	errMissing = &apierr.Error{Kind: apierr.Unauthenticated, Code: "missing_api_key",
-		Message: "missing API key: send your virtual key as Authorization: Bearer sk-svc-…"}
-	errInvalid = &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_api_key",
-		Message: "invalid API key: the virtual key is unknown or revoked"}
-)
+// cachedKey is the cached lookup of sum, when there is one to trust.
+func (k *Keys) cachedKey(sum [32]byte, now time.Time) (cached, bool) {
+	if k.busDown.Load() {
+		return cached{}, false
+	}
+	k.mu.RLock()
+	c, ok := k.cache[sum]
+	k.mu.RUnlock()
+	return c, ok && !now.After(c.expires)
+}
 
 func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, error) {
 	vk, err := k.store.VirtualKeyByHash(ctx, hex.EncodeToString(sum[:]))
@@ -192,30 +237,71 @@ func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, e
 		c.p = principal(vk)
 		c.expires = now.Add(k.ttl)
 	}
-	if k.ttl > 0 {
+	if k.ttl > 0 && !k.busDown.Load() {
 		k.mu.Lock()
 		if len(k.cache) >= maxCached {
 			clear(k.cache)
+			clear(k.byID)
 		}
 		k.cache[sum] = c
+		if err == nil {
+			k.byID[vk.ID] = cachedRecord{vk: &vk, expires: c.expires}
+		}
 		k.mu.Unlock()
 	}
 	return c, nil
 }
 
+// Record returns the record of the virtual key id (revoked ones included),
+// from the cache the lookups fill, else from the store.
+func (k *Keys) Record(ctx context.Context, id string) (*VirtualKey, error) {
+	now := k.now()
+	if !k.busDown.Load() {
+		k.mu.RLock()
+		r, ok := k.byID[id]
+		k.mu.RUnlock()
+		if ok && !now.After(r.expires) {
+			return r.vk, nil
+		}
+	}
+	vk, err := k.store.VirtualKeyByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalid
+	}
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Unavailable, "store_unavailable", "key store unavailable", err)
+	}
+	if k.ttl > 0 && !k.busDown.Load() {
+		k.mu.Lock()
+		if len(k.byID) >= maxCached {
+			clear(k.byID)
+		}
+		k.byID[id] = cachedRecord{vk: &vk, expires: now.Add(k.ttl)}
+		k.mu.Unlock()
+	}
+	return &vk, nil
+}
+
+// Models is the allow-list of models of p's key (nil: every model). Only
+// virtual keys have one today.
+func (k *Keys) Models(ctx context.Context, p *identity.Principal) ([]string, error) {
+	if p == nil || p.Kind != identity.VirtualKey {
+		return nil, nil
+	}
+	vk, err := k.Record(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return vk.ModelRestrictions, nil
+}
+
 func principal(vk VirtualKey) *identity.Principal {
 	return &identity.Principal{
-		Kind:         identity.VirtualKey,
-		ID:           vk.ID,
-		Name:         vk.Alias,
-		TeamID:       vk.TeamID,
-		MaskedKey:    vk.MaskedKey,
-		Models:       vk.ModelRestrictions,
-		RPMLimit:     vk.RPMLimit,
-		TPMLimit:     vk.TPMLimit,
-		BudgetPeriod: vk.BudgetPeriod,
-		MaxBudgetUSD: vk.MaxBudgetUSD,
-		PolicySet:    vk.PolicySet,
+		Kind:      identity.VirtualKey,
+		ID:        vk.ID,
+		Name:      vk.Alias,
+		TeamID:    vk.TeamID,
+		MaskedKey: vk.MaskedKey,
 	}
 }
 
@@ -269,26 +355,38 @@ func (k *Keys) Revoke(ctx context.Context, ref string) (VirtualKey, error) {
 	return vk, nil
 }
 
-// changed evicts sum here and tells every other process to.
+// changed evicts sum here and tells every other process to. When the bus
+// is down the message is lost, but every process notices the outage within
+// busCheckEvery+busCheckTimeout and stops trusting its cache (Run).
 func (k *Keys) changed(ctx context.Context, sum [32]byte) {
 	k.evict(sum)
-	if err := k.kv.Publish(ctx, changedChannel, []byte(hex.EncodeToString(sum[:]))); err != nil {
-		k.log.Warn("could not publish key invalidation; other processes rely on the cache TTL", "err", err)
+	if err := k.bus.Publish(ctx, changedChannel, []byte(hex.EncodeToString(sum[:]))); err != nil {
+		k.log.Warn("could not publish key invalidation; processes that cannot reach the bus check every key against the database", "err", err)
 	}
 }
 
+// evict drops sum's lookup and, when it is cached, its key's record.
 func (k *Keys) evict(sum [32]byte) {
 	k.mu.Lock()
+	if c, ok := k.cache[sum]; ok && c.p != nil {
+		delete(k.byID, c.p.ID)
+	}
 	delete(k.cache, sum)
 	k.mu.Unlock()
 }
 
 // Run follows invalidations from other processes until ctx ends. When the
 // subscription fails it retries, and empties the cache meanwhile so that no
-// revocation is missed for longer than the retry.
+// revocation is missed for longer than the retry. It also pings the bus
+// every second: while the bus does not answer (a notice published then is
+// lost), lookups bypass the cache and go to the store, so a revocation made
+// anywhere holds here within about a second and a half of the outage's
+// start, whatever SVC_KEY_CACHE_TTL is; when the bus is back the cache is
+// emptied and trusted again.
 func (k *Keys) Run(ctx context.Context) error {
+	go k.watchBus(ctx)
 	for ctx.Err() == nil {
-		sub, err := k.kv.Subscribe(ctx, changedChannel)
+		sub, err := k.bus.Subscribe(ctx, changedChannel)
 		if err != nil {
 			k.log.Warn("key invalidation subscription failed; retrying", "err", err)
 			k.flush()
@@ -303,6 +401,35 @@ func (k *Keys) Run(ctx context.Context) error {
 		k.flush()
 	}
 	return nil
+}
+
+// watchBus pings the bus every busCheckEvery and sets busDown while it
+// fails.
+func (k *Keys) watchBus(ctx context.Context) {
+	t := time.NewTicker(busCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, busCheckTimeout)
+		err := k.bus.Ping(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		down := err != nil
+		if was := k.busDown.Swap(down); was != down {
+			k.flush()
+			if down {
+				k.log.Warn("key invalidation bus unreachable: checking every key against the database until it is back", "err", err)
+			} else {
+				k.log.Info("key invalidation bus reachable again: key lookups cached again")
+			}
+		}
+	}
 }
 
 func (k *Keys) follow(ctx context.Context, sub store.Subscription) {
@@ -325,6 +452,7 @@ func (k *Keys) follow(ctx context.Context, sub store.Subscription) {
 func (k *Keys) flush() {
 	k.mu.Lock()
 	clear(k.cache)
+	clear(k.byID)
 	k.mu.Unlock()
 }
 

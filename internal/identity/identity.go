@@ -31,20 +31,16 @@ func (k Kind) String() string {
 	return "anonymous"
 }
 
-// Principal is an authenticated caller with the limits that apply to it.
+// Principal is an authenticated caller: who it is, never what it may do or
+// spend. Model restrictions, limits, budgets and policy sets live in the
+// caller's records (key, team, user) and are resolved by the stages that
+// enforce them.
 type Principal struct {
 	Kind      Kind
 	ID        string // virtual key id, user id, device id
 	Name      string // alias or display name
 	TeamID    string
 	MaskedKey string // display prefix of the credential, never the secret
-	// Models, when non-empty, is the allow-list of models the caller may use.
-	Models       []string
-	RPMLimit     int
-	TPMLimit     int
-	BudgetPeriod string
-	MaxBudgetUSD float64
-	PolicySet    string
 }
 
 // Tenant is the principal's isolation scope: its team, or itself.

@@ -37,7 +37,7 @@ func BenchmarkStage(b *testing.B) {
 		h := answer(1000, 250)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			x := chatExchange(&identity.Principal{Kind: identity.VirtualKey, ID: "k"}, 1000, 1000)
+			x := chatExchange(&principal{Kind: identity.VirtualKey, ID: "k"}, 1000, 1000)
 			for pb.Next() {
 				if _, err := h(context.Background(), x); err != nil {
 					b.Error(err)
@@ -48,29 +48,29 @@ func BenchmarkStage(b *testing.B) {
 	})
 	for _, k := range kvs {
 		b.Run(k.name+"/no-limits", func(b *testing.B) {
-			benchStage(b, k.kv(b), func(id string) *identity.Principal { return &identity.Principal{Kind: identity.VirtualKey, ID: id} })
+			benchStage(b, k.kv(b), func(id string) *principal { return &principal{Kind: identity.VirtualKey, ID: id} })
 		})
 		b.Run(k.name+"/rpm+tpm+spend", func(b *testing.B) {
-			benchStage(b, k.kv(b), func(id string) *identity.Principal {
-				return &identity.Principal{Kind: identity.VirtualKey, ID: id, RPMLimit: 1 << 30, TPMLimit: 1 << 40, MaxBudgetUSD: 1e6}
+			benchStage(b, k.kv(b), func(id string) *principal {
+				return &principal{Kind: identity.VirtualKey, ID: id, RPMLimit: 1 << 30, TPMLimit: 1 << 40, MaxBudgetUSD: 1e6}
 			})
 		})
 	}
 }
 
-func benchStage(b *testing.B, kv store.KV, principal func(id string) *identity.Principal) {
+func benchStage(b *testing.B, kv store.KV, principalOf func(id string) *principal) {
 	l := New(kv, testPrices(b), Options{})
-	h := pipeline.Chain(answer(1000, 250), l.Stage())
+	h := pipeline.Chain(answer(1000, 250), l.Stage(testLimits))
 	ps := make([]*identity.Principal, 256)
 	for i := range ps {
-		ps[i] = principal("bench-" + strconv.Itoa(i))
+		ps[i] = principalOf("bench-" + strconv.Itoa(i)).id()
 	}
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
-		x := chatExchange(ps[next.Add(1)%int64(len(ps))], 1000, 1000)
+		x := chatExchange(nil, 1000, 1000)
 		for pb.Next() {
 			// A fresh exchange: the settlement reads it after the call.
 			y := *x

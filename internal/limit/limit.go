@@ -1,23 +1,27 @@
-// Package limit owns the per-principal limits of the proxy's request path:
-// requests per minute (Principal.RPMLimit), requests per hour
-// (RATE_LIMIT_REQUESTS_PER_HOUR, virtual keys only), tokens per minute
-// (Principal.TPMLimit) and the spend cap per budget period
-// (Principal.MaxBudgetUSD, BudgetPeriod). Every counter lives in the shared
-// store.KV and is changed only by its atomic operations (Admit, Settle,
-// Reserve: Lua scripts in Redis, a mutex in memory), so limits hold across
-// replicas. It also answers a key's exact current-period spend
-// (Limiter.Spend) and raises a budget event the first time a key reaches its
-// cap in a period.
+// Package limit owns the per-principal limits of every gateway's request
+// path: requests per minute, requests per hour (RATE_LIMIT_REQUESTS_PER_HOUR,
+// virtual keys only), tokens per minute and the spend cap per budget period.
+// Every counter lives in the shared hot-state store and is changed only by
+// its atomic operations (Admit, Settle, Reserve: Lua scripts in Redis, a
+// mutex in memory), so limits hold across replicas. It also answers a key's
+// exact current-period spend (Limiter.Spend) and raises a budget event the
+// first time a key reaches its cap in a period.
 //
-// The proxy (which places Limiter.Stage after auth, decode and route) and the
-// wiring (wire, and mgmt for the budget endpoint) import limit; it imports
-// apierr, identity, llm, pipeline, pricing, store and auth (for the budget
-// period helpers auth.PeriodStart and auth.PeriodEnd, which auth owns).
+// The core is plain: Limiter.Admit(ctx, principal, Limits, Estimate) counts
+// a call before it is made and returns an Admission, whose Settle(ctx, Used)
+// corrects the counters when the call has ended. The limits come from the
+// principal's records (a Source), never from the Principal itself. Stage is
+// the thin pipeline wrapper the proxy uses: it resolves the limits, estimates
+// the exchange, admits, and settles when the exchange ends; the tool and
+// agent gateways call the core with their own estimates.
+//
+// limit imports apierr, identity, llm, pipeline, pricing and store; the
+// proxy, mgmt (budget endpoint) and wire import it.
 //
 // # One store call before the provider call
 //
 // A request's checks (rpm, then the hourly cap, then tpm, then the spend
-// reservation) are one store.KV.Admit: one round trip, all or nothing. A
+// reservation) are one store Admit: one round trip, all or nothing. A
 // request refused by any of them counts in no window and reserves nothing;
 // the refusal names the first window that refused (429), else the spend cap
 // (402). Every key of a principal carries the hash tag {<kind>:<id>}, so the
@@ -25,41 +29,31 @@
 //
 // # Windows
 //
-// Request and token limits are exact sliding windows (store.KV.Window
+// Request and token limits are exact sliding windows (store.Counters.Window
 // semantics): a unit counts from its admission until one window later, with
-// no approximation.
-//
-// Tokens: before the call the estimated tokens are admitted into the tpm
-// window: the prompt estimated at one token per four bytes (the text of the
-// chat messages, else the whole body when it is JSON, else 0) plus
-// max_completion_tokens, else max_tokens, else 0. When the call ends, the
-// request's window entry is rewritten to the actual total (store.KV.Settle),
-// whichever way the estimate missed: the entry keeps its admission time, so
-// the window stays exact and holds one entry per request. A call that fails
-// without usage leaves 0 tokens. (When the call outlasted the window, the
-// entry is gone and only an excess over the estimate is counted, from then.)
+// no approximation. Before the call the estimated tokens are admitted into
+// the tpm window; when the call ends the request's window entry is rewritten
+// to the actual total (Settle), whichever way the estimate missed: the entry
+// keeps its admission time, so the window stays exact and holds one entry per
+// request. A call that fails without usage leaves 0 tokens. (When the call
+// outlasted the window, the entry is gone and only an excess over the
+// estimate is counted, from then.)
 //
 // # Spend
 //
 // The spend counter is an integer of micro-US-dollars per key and period
 // start (calendar UTC: daily, weekly from Monday, monthly), expiring a day
-// after its period. Before the call the estimated cost (the price table's
-// price of the estimated prompt tokens and of max_tokens completion tokens,
-// DefaultCompletionReserve when the request sets none; 0 for a model without
-// a price) is reserved, in the Admit call, capped at the budget: a
-// reservation that would pass the cap is refused with 402 budget_exceeded,
-// so concurrent requests cannot push the counter past the cap through their
-// estimates. When the call ends (for streams, when the stream ends or is
-// closed; nothing is buffered) the counter is settled, in the same Settle
-// call as the tpm entry (one round trip after the call), by the
-// actual cost (Exchange.Cost, set by the provider call) minus the estimate,
-// which always applies; a call that fails before answering gives its
-// reservation back, and so does a panic below the stage (settled with the
-// usage and cost known when it panicked; the panic then goes on unchanged).
-// The overshoot past a cap is therefore bounded by what requests in flight
-// spend beyond their estimates, which with the default reservation needs
-// answers longer than DefaultCompletionReserve. A request whose estimate is 0
-// is refused once the counter has reached the cap.
+// after its period. Before the call the estimated cost is reserved, in the
+// Admit call, capped at the budget: a reservation that would pass the cap is
+// refused with 402 budget_exceeded, so concurrent requests cannot push the
+// counter past the cap through their estimates. When the call ends the
+// counter is settled by the actual cost minus the estimate, which always
+// applies; a call that fails before answering gives its reservation back,
+// and so does a panic below the stage. The overshoot past a cap is therefore
+// bounded by what requests in flight spend beyond their estimates. A request
+// whose estimate is 0 is refused once the counter has reached the cap. A
+// positive cap always caps: one below a micro-dollar counts as one
+// micro-dollar, never as "no cap".
 //
 // # When the store is down
 //
@@ -70,7 +64,8 @@
 // spend cap the request passes without them and a warning is logged (at most
 // one every ten seconds), because an outage of the hot-state store should
 // not take the gateway down with it. Failed settlements are logged; the
-// counters then keep the estimates.
+// counters then keep the estimates. Only a store failure fails open: nothing
+// a request sends (an absurd max_tokens) can make a check fail.
 package limit
 
 import (
@@ -84,7 +79,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/store"
@@ -132,10 +126,17 @@ const settleTimeout = 5 * time.Second
 // warnEvery is the least time between two "store down" warnings.
 const warnEvery = 10 * time.Second
 
-// Limiter enforces the limits of principals against a shared store.KV. It is
+// Store is what the limiter needs of the hot-state store: atomic counters
+// and windows, and reading a counter back.
+type Store interface {
+	store.Counters
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// Limiter enforces the limits of principals against a shared Store. It is
 // safe for concurrent use.
 type Limiter struct {
-	kv       store.KV
+	kv       Store
 	prices   *pricing.Table
 	hourly   int64
 	now      func() time.Time
@@ -152,7 +153,7 @@ func (l *Limiter) Settled() { l.settling.Wait() }
 
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).
-func New(kv store.KV, prices *pricing.Table, opts Options) *Limiter {
+func New(kv Store, prices *pricing.Table, opts Options) *Limiter {
 	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, onSpend: opts.OnSpend, log: opts.Log}
 	if l.now == nil {
 		l.now = time.Now
@@ -195,7 +196,7 @@ func alertKey(counter string) string { return counter + ":alerted" }
 // periodTTL is how long a counter of the period starting at start lives: the
 // period's length plus a day.
 func periodTTL(period string, start time.Time) time.Duration {
-	return auth.PeriodEnd(period, start).Sub(start) + 24*time.Hour
+	return PeriodEnd(period, start).Sub(start) + 24*time.Hour
 }
 
 // Spend returns keyID's spend in its current budget period, in US dollars,
@@ -210,7 +211,7 @@ func (l *Limiter) Spend(ctx context.Context, keyID, period string, maxBudget flo
 	}
 	l.Settled() // this process's finished requests are counted at their cost
 	period = Period(period)
-	key := spendKey(identity.VirtualKey, keyID, period, auth.PeriodStart(period, l.now()))
+	key := spendKey(identity.VirtualKey, keyID, period, PeriodStart(period, l.now()))
 	b, err := l.kv.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
@@ -223,6 +224,15 @@ func (l *Limiter) Spend(ctx context.Context, keyID, period string, maxBudget flo
 		return 0, fmt.Errorf("limit: spend counter of key %s is %q: %w", keyID, b, err)
 	}
 	return usd(n), nil
+}
+
+// capMicros is a cap in whole micro-dollars: a positive cap is at least one
+// micro-dollar, so that no cap ever rounds to "no cap".
+func capMicros(v float64) int64 {
+	if v > 0 && !math.IsNaN(v) {
+		return max(micros(v), 1)
+	}
+	return 0
 }
 
 // micros converts US dollars to whole micro-dollars, rounding to nearest.

@@ -45,9 +45,41 @@ func newMemKV(t testing.TB) store.KV {
 	return kv
 }
 
+// principal is a caller with its limits, as the tests write it: the stage
+// sees the identity, and the limits through testLimits.
+type principal struct {
+	Kind         identity.Kind
+	ID           string
+	RPMLimit     int
+	TPMLimit     int
+	BudgetPeriod string
+	MaxBudgetUSD float64
+}
+
+// limitsOf maps the identities chatExchange made to their limits.
+var limitsOf sync.Map // *identity.Principal → Limits
+
+// id is the identity of p, with its limits registered for testLimits.
+func (p *principal) id() *identity.Principal {
+	if p == nil {
+		return nil
+	}
+	id := &identity.Principal{Kind: p.Kind, ID: p.ID}
+	limitsOf.Store(id, Limits{RPM: int64(p.RPMLimit), TPM: int64(p.TPMLimit), MaxBudgetUSD: p.MaxBudgetUSD, BudgetPeriod: p.BudgetPeriod})
+	return id
+}
+
+// testLimits is the Source of the tests: the limits of the principal an
+// identity was made from.
+var testLimits = SourceFunc(func(_ context.Context, p *identity.Principal) (Limits, error) {
+	l, _ := limitsOf.Load(p)
+	lim, _ := l.(Limits)
+	return lim, nil
+})
+
 // chatExchange is a chat request whose estimate is prompt tokens (4 bytes
 // each) plus maxTokens completion tokens.
-func chatExchange(p *identity.Principal, prompt, maxTokens int) *pipeline.Exchange {
+func chatExchange(p *principal, prompt, maxTokens int) *pipeline.Exchange {
 	req := &llm.ChatRequest{
 		Model:    "model",
 		Messages: []llm.Message{{Role: "user", Content: llm.TextContent(strings.Repeat("abcd", prompt))}},
@@ -56,7 +88,7 @@ func chatExchange(p *identity.Principal, prompt, maxTokens int) *pipeline.Exchan
 		req.MaxTokens = &maxTokens
 	}
 	return &pipeline.Exchange{
-		Endpoint: pipeline.Chat, Chat: req, Model: "model", Principal: p,
+		Endpoint: pipeline.Chat, Chat: req, Model: "model", Principal: p.id(),
 		Provider: "test", UpstreamModel: "model",
 	}
 }
@@ -71,8 +103,8 @@ func answer(prompt, completion int64) pipeline.Handler {
 	}
 }
 
-func vkey(id string) *identity.Principal {
-	return &identity.Principal{Kind: identity.VirtualKey, ID: id}
+func vkey(id string) *principal {
+	return &principal{Kind: identity.VirtualKey, ID: id}
 }
 
 // wantRefusal checks err is an *apierr.Error of kind with code, and returns it.
@@ -91,19 +123,19 @@ func wantRefusal(t *testing.T, err error, kind apierr.Kind, code string) *apierr
 func TestRequestLimits(t *testing.T) {
 	tests := []struct {
 		name    string
-		p       *identity.Principal
+		p       *principal
 		hourly  int64
 		limit   int
 		message string
 	}{
-		{"rpm", &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 3}, 0, 3, "3 requests per minute"},
+		{"rpm", &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 3}, 0, 3, "3 requests per minute"},
 		{"hourly", vkey("k"), 2, 2, "2 requests per hour"},
-		{"hourly tighter than rpm", &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 10}, 2, 2, "2 requests per hour"},
+		{"hourly tighter than rpm", &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 10}, 2, 2, "2 requests per hour"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := New(newMemKV(t), testPrices(t), Options{HourlyRequests: tt.hourly})
-			h := pipeline.Chain(answer(10, 10), l.Stage())
+			h := pipeline.Chain(answer(10, 10), l.Stage(testLimits))
 			for i := range tt.limit {
 				x := chatExchange(tt.p, 10, 0)
 				if _, err := h(t.Context(), x); err != nil {
@@ -149,8 +181,8 @@ func TestRequestLimits(t *testing.T) {
 func TestHourlyOnlyForVirtualKeys(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
 	l := New(kv, testPrices(t), Options{HourlyRequests: 1})
-	h := pipeline.Chain(answer(1, 1), l.Stage())
-	user := &identity.Principal{Kind: identity.User, ID: "u"}
+	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
+	user := &principal{Kind: identity.User, ID: "u"}
 	for range 3 {
 		if _, err := h(t.Context(), chatExchange(user, 1, 0)); err != nil {
 			t.Fatalf("user request: %v", err)
@@ -164,10 +196,10 @@ func TestHourlyOnlyForVirtualKeys(t *testing.T) {
 func TestTokenLimit(t *testing.T) {
 	kv := newMemKV(t)
 	l := New(kv, testPrices(t), Options{})
-	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 3000}
+	p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 3000}
 	// Estimate 1000+1000 = 2000 tokens; the call uses 2500, so 500 more count.
 	x := chatExchange(p, 1000, 1000)
-	if _, err := pipeline.Chain(answer(1000, 1500), l.Stage())(t.Context(), x); err != nil {
+	if _, err := pipeline.Chain(answer(1000, 1500), l.Stage(testLimits))(t.Context(), x); err != nil {
 		t.Fatalf("first request: %v", err)
 	}
 	if got := x.Header.Get(HeaderRemainingTokens); got != "1000" {
@@ -177,12 +209,12 @@ func TestTokenLimit(t *testing.T) {
 		t.Errorf("%s = %q, want 3000", HeaderLimitTokens, got)
 	}
 	l.Settled()
-	r, err := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 3000, 0)
+	r, err := kv.Window(t.Context(), windowKey(vkey("k").id(), "tpm"), time.Minute, 3000, 0)
 	if err != nil || r.Used != 2500 {
 		t.Fatalf("tpm window after a call using 2500 tokens: got %+v, %v, want 2500 used", r, err)
 	}
 	// 2500 + 600 > 3000: refused, and not counted.
-	_, err = pipeline.Chain(answer(1, 1), l.Stage())(t.Context(), chatExchange(p, 600, 0))
+	_, err = pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), chatExchange(p, 600, 0))
 	e := wantRefusal(t, err, apierr.RateLimited, "rate_limit_exceeded")
 	hdr := http.Header{}
 	e.SetHeaders(hdr)
@@ -190,11 +222,11 @@ func TestTokenLimit(t *testing.T) {
 		t.Errorf("refusal headers = %v, want tokens limit 3000, remaining 500 and a reset", hdr)
 	}
 	// 2500 + 500 fits exactly; the over-estimate is given back: 100 used.
-	if _, err := pipeline.Chain(answer(100, 0), l.Stage())(t.Context(), chatExchange(p, 500, 0)); err != nil {
+	if _, err := pipeline.Chain(answer(100, 0), l.Stage(testLimits))(t.Context(), chatExchange(p, 500, 0)); err != nil {
 		t.Fatalf("request filling the window: %v", err)
 	}
 	l.Settled()
-	if r, _ := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 3000, 0); r.Used != 2600 {
+	if r, _ := kv.Window(t.Context(), windowKey(vkey("k").id(), "tpm"), time.Minute, 3000, 0); r.Used != 2600 {
 		t.Errorf("tpm window = %d, want 2600 (2500 + the 100 used)", r.Used)
 	}
 }
@@ -223,7 +255,7 @@ func TestTokensSettleExactly(t *testing.T) {
 			t.Run(sname+"/"+tt.name, func(t *testing.T) {
 				kv := open(t)
 				l := New(kv, testPrices(t), Options{})
-				p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000}
+				p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000}
 				next := answer(tt.used/2, tt.used-tt.used/2)
 				if tt.fail {
 					next = func(context.Context, *pipeline.Exchange) (*pipeline.Response, error) {
@@ -231,9 +263,9 @@ func TestTokensSettleExactly(t *testing.T) {
 					}
 				}
 				x := chatExchange(p, tt.prompt, tt.maxTokens)
-				_, _ = pipeline.Chain(next, l.Stage())(t.Context(), x)
+				_, _ = pipeline.Chain(next, l.Stage(testLimits))(t.Context(), x)
 				l.Settled()
-				r, err := kv.Window(t.Context(), windowKey(p, "tpm"), time.Minute, 100000, 0)
+				r, err := kv.Window(t.Context(), windowKey(p.id(), "tpm"), time.Minute, 100000, 0)
 				if err != nil || r.Used != tt.used {
 					t.Errorf("tpm window after the call = %+v, %v, want %d used", r, err, tt.used)
 				}
@@ -294,7 +326,7 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			l := New(kv, testPrices(t), Options{Now: clk.Now, OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
 			// Cap: 5000 µ$. Each request: estimate 1000 prompt + 1000
 			// completion = 3000 µ$; actual 1000 + 2×250 = 1500 µ$.
-			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: tt.period, MaxBudgetUSD: 0.005}
+			p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: tt.period, MaxBudgetUSD: 0.005}
 			spend := func() float64 {
 				t.Helper()
 				s, err := l.Spend(t.Context(), "k", tt.period, p.MaxBudgetUSD)
@@ -307,7 +339,7 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			h := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 				inFlight = spend()
 				return answer(1000, 250)(ctx, x)
-			}, l.Stage())
+			}, l.Stage(testLimits))
 			call := func() error {
 				_, err := h(t.Context(), chatExchange(p, 1000, 1000))
 				return err
@@ -354,7 +386,7 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			_, err := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 				clk.Set(tt.after)
 				return answer(1000, 250)(ctx, x)
-			}, l.Stage())(t.Context(), chatExchange(&p2, 1000, 1000))
+			}, l.Stage(testLimits))(t.Context(), chatExchange(&p2, 1000, 1000))
 			if err != nil {
 				t.Fatalf("request across the boundary: %v", err)
 			}
@@ -373,7 +405,7 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	kv := newMemKV(t)
 	var events []BudgetEvent
 	l := New(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
-	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
+	p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
 	spend := func() float64 {
 		s, err := l.Spend(t.Context(), "k", "daily", p.MaxBudgetUSD)
 		if err != nil {
@@ -383,7 +415,7 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	}
 	// A call failing before any answer gives its reservation back.
 	boom := apierr.New(apierr.UpstreamError, "upstream_error", "boom")
-	_, err := pipeline.Chain(func(context.Context, *pipeline.Exchange) (*pipeline.Response, error) { return nil, boom }, l.Stage())(t.Context(), chatExchange(p, 1000, 1000))
+	_, err := pipeline.Chain(func(context.Context, *pipeline.Exchange) (*pipeline.Response, error) { return nil, boom }, l.Stage(testLimits))(t.Context(), chatExchange(p, 1000, 1000))
 	if !errors.Is(err, boom) {
 		t.Fatalf("failing call: got %v, want the handler's error", err)
 	}
@@ -394,7 +426,7 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	// in full, and the cap's crossing raises one event: 3000, then
 	// 3000+1002 reserved and settled to 6000.
 	for i := range 2 {
-		_, err := pipeline.Chain(answer(1000, 1000), l.Stage())(t.Context(), chatExchange(p, 1000, 1))
+		_, err := pipeline.Chain(answer(1000, 1000), l.Stage(testLimits))(t.Context(), chatExchange(p, 1000, 1))
 		if err != nil {
 			t.Fatalf("request %d: %v", i+1, err)
 		}
@@ -409,7 +441,7 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	// Over the cap, even a request estimated at 0 (an unpriced model) is refused.
 	x := chatExchange(p, 10, 0)
 	x.Provider = "unpriced"
-	_, err = pipeline.Chain(answer(1, 1), l.Stage())(t.Context(), x)
+	_, err = pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), x)
 	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
 	if len(events) != 1 {
 		t.Errorf("budget events after more requests = %d, want still 1", len(events))
@@ -453,8 +485,8 @@ func TestStreamsSettleAtTheEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			kv := newMemKV(t)
 			l := New(kv, testPrices(t), Options{})
-			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 1}
-			resp, err := pipeline.Chain(streamAnswer(1000, 1500), l.Stage())(t.Context(), chatExchange(p, 1000, 1000))
+			p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 1}
+			resp, err := pipeline.Chain(streamAnswer(1000, 1500), l.Stage(testLimits))(t.Context(), chatExchange(p, 1000, 1000))
 			if err != nil {
 				t.Fatalf("stage: %v", err)
 			}
@@ -482,7 +514,7 @@ func TestStreamsSettleAtTheEnd(t *testing.T) {
 				t.Errorf("spend after the stream ended = %v, want 0.004 (settled)", spend())
 			}
 			l.Settled()
-			r, err := kv.Window(t.Context(), windowKey(vkey("k"), "tpm"), time.Minute, 100000, 0)
+			r, err := kv.Window(t.Context(), windowKey(vkey("k").id(), "tpm"), time.Minute, 100000, 0)
 			if err != nil || r.Used != 2500 {
 				t.Errorf("tpm window after the stream = %+v, %v, want 2500 used", r, err)
 			}
@@ -529,8 +561,8 @@ func (c *countingKV) Reserve(ctx context.Context, key string, amount, cap int64,
 func TestNoLimitsNoStoreCall(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
 	l := New(kv, testPrices(t), Options{})
-	h := pipeline.Chain(answer(1, 1), l.Stage())
-	for _, p := range []*identity.Principal{nil, vkey("k"), {Kind: identity.Admin, ID: "admin"}} {
+	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
+	for _, p := range []*principal{nil, vkey("k"), {Kind: identity.Admin, ID: "admin"}} {
 		x := chatExchange(p, 10, 10)
 		if _, err := h(t.Context(), x); err != nil {
 			t.Fatalf("request: %v", err)
@@ -543,7 +575,7 @@ func TestNoLimitsNoStoreCall(t *testing.T) {
 		t.Errorf("store calls for principals without limits: %d, want 0", n)
 	}
 	// With a limit, the store is used.
-	if _, err := h(t.Context(), chatExchange(&identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 5}, 1, 0)); err != nil {
+	if _, err := h(t.Context(), chatExchange(&principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 5}, 1, 0)); err != nil {
 		t.Fatalf("request: %v", err)
 	}
 	if kv.calls.Load() == 0 {
@@ -555,16 +587,16 @@ func TestStoreDown(t *testing.T) {
 	kv := memkv.New()
 	_ = kv.Close() // every call now fails
 	l := New(kv, testPrices(t), Options{HourlyRequests: 10, Log: slog.New(slog.DiscardHandler)})
-	h := pipeline.Chain(answer(1, 1), l.Stage())
+	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 	// Rate limits fail open.
-	rate := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 1, TPMLimit: 1}
+	rate := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 1, TPMLimit: 1}
 	for range 3 {
 		if _, err := h(t.Context(), chatExchange(rate, 10, 0)); err != nil {
 			t.Fatalf("rate-limited request with the store down: got %v, want it to pass (fail open)", err)
 		}
 	}
 	// Spend caps fail closed.
-	capped := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 10}
+	capped := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 10}
 	_, err := h(t.Context(), chatExchange(capped, 10, 0))
 	e := wantRefusal(t, err, apierr.Unavailable, "limits_store_unavailable")
 	if e.Status() != http.StatusServiceUnavailable || e.Message != "limits store unavailable" {
@@ -579,8 +611,8 @@ func TestConcurrentRedis(t *testing.T) {
 	const workers, each = 64, 8
 	t.Run("rpm", func(t *testing.T) {
 		l := New(storetest.RedisKV(t), testPrices(t), Options{})
-		p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 100}
-		h := pipeline.Chain(answer(1, 1), l.Stage())
+		p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 100}
+		h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 		var admitted, refused atomic.Int64
 		var wg sync.WaitGroup
 		for range workers {
@@ -607,7 +639,7 @@ func TestConcurrentRedis(t *testing.T) {
 		l := New(storetest.RedisKV(t), testPrices(t), Options{})
 		// Estimate 3000 µ$ per request; actual cost 1000–3000 µ$.
 		const capUSD, estimate = 0.2, 3000
-		p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: capUSD}
+		p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: capUSD}
 		var (
 			wg       sync.WaitGroup
 			admitted atomic.Int64
@@ -621,7 +653,7 @@ func TestConcurrentRedis(t *testing.T) {
 					h := pipeline.Chain(func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 						time.Sleep(time.Millisecond) // keep requests in flight together
 						return answer(1000, completion)(ctx, x)
-					}, l.Stage())
+					}, l.Stage(testLimits))
 					_, err := h(context.Background(), chatExchange(p, 1000, 1000))
 					switch {
 					case err == nil:
@@ -657,13 +689,13 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestRawSettlesAtTheEnd(t *testing.T) {
 	l := New(newMemKV(t), testPrices(t), Options{})
-	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 1}
-	x := &pipeline.Exchange{Endpoint: pipeline.Speech, Principal: p, Provider: "test", UpstreamModel: "model",
+	p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 1}
+	x := &pipeline.Exchange{Endpoint: pipeline.Speech, Principal: p.id(), Provider: "test", UpstreamModel: "model",
 		Body: []byte(`{"input":"` + strings.Repeat("abcd", 999) + `","x":1}`)} // 4014 bytes: 1004 tokens
 	resp, err := pipeline.Chain(func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		raw := pipeline.ObserveReader(io.NopCloser(strings.NewReader("audio")), func(error) { x.Cost = 0.0001 })
 		return &pipeline.Response{Status: http.StatusOK, Raw: raw}, nil
-	}, l.Stage())(t.Context(), x)
+	}, l.Stage(testLimits))(t.Context(), x)
 	if err != nil {
 		t.Fatalf("stage: %v", err)
 	}
@@ -697,7 +729,7 @@ func TestPanicSettles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			kv := newMemKV(t)
 			l := New(kv, testPrices(t), Options{})
-			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 10, BudgetPeriod: "daily"}
+			p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 10, BudgetPeriod: "daily"}
 			boom := errors.New("boom")
 			next := func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 				x.Usage = llm.Usage{PromptTokens: tt.tokens}
@@ -710,11 +742,11 @@ func TestPanicSettles(t *testing.T) {
 						t.Errorf("recovered %v, want the original panic value %v", v, boom)
 					}
 				}()
-				_, _ = pipeline.Chain(next, l.Stage())(t.Context(), chatExchange(p, 500, 500))
+				_, _ = pipeline.Chain(next, l.Stage(testLimits))(t.Context(), chatExchange(p, 500, 500))
 				t.Errorf("the stage returned, want the panic to go on")
 			}()
 			l.Settled()
-			r, err := kv.Window(t.Context(), windowKey(p, "tpm"), time.Minute, 100000, 0)
+			r, err := kv.Window(t.Context(), windowKey(p.id(), "tpm"), time.Minute, 100000, 0)
 			if err != nil || r.Used != tt.tokens {
 				t.Errorf("tpm window after the panic = %+v, %v, want %d used", r, err, tt.tokens)
 			}
@@ -731,13 +763,13 @@ func TestPanicSettles(t *testing.T) {
 func TestOneStoreCallAllOrNothing(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
 	l := New(kv, testPrices(t), Options{HourlyRequests: 100})
-	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 2, TPMLimit: 100, MaxBudgetUSD: 0.001, BudgetPeriod: "daily"}
+	p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 2, TPMLimit: 100, MaxBudgetUSD: 0.001, BudgetPeriod: "daily"}
 	var before int64 = -1
 	next := func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		before = kv.calls.Load()
 		return answer(5, 5)(ctx, x)
 	}
-	h := pipeline.Chain(next, l.Stage())
+	h := pipeline.Chain(next, l.Stage(testLimits))
 	// Refused by tpm (estimate 200 > 100) and by the budget (4096
 	// completion tokens reserved: $0.0082 > $0.001): nothing counted.
 	_, err := h(t.Context(), chatExchange(p, 200, 0))
@@ -764,9 +796,63 @@ func TestOneStoreCallAllOrNothing(t *testing.T) {
 		name string
 		want int64
 	}{{"rpm", 2}, {"rph", 2}, {"tpm", 20}} {
-		r, err := kv.Window(t.Context(), windowKey(p, w.name), time.Hour, 1000, 0)
+		r, err := kv.Window(t.Context(), windowKey(p.id(), w.name), time.Hour, 1000, 0)
 		if err != nil || r.Used != w.want {
 			t.Errorf("%s window = %+v, %v, want %d used", w.name, r, err, w.want)
 		}
+	}
+}
+
+func TestPeriods(t *testing.T) {
+	now := time.Date(2026, 11, 22, 15, 4, 5, 0, time.UTC) // a Sunday
+	cases := []struct {
+		period     string
+		start, end time.Time
+	}{
+		{"daily", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+		{"weekly", time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+		{"monthly", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, c := range cases {
+		if s, e := PeriodStart(c.period, now), PeriodEnd(c.period, now); !s.Equal(c.start) || !e.Equal(c.end) {
+			t.Errorf("%s: got %v–%v, want %v–%v", c.period, s, e, c.start, c.end)
+		}
+	}
+}
+
+// TestTinyCapStillCaps: a cap below a micro-dollar caps (it used to round
+// to "no cap" and admit everything).
+func TestTinyCapStillCaps(t *testing.T) {
+	l := New(newMemKV(t), testPrices(t), Options{})
+	p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 0.0000001}
+	_, err := pipeline.Chain(answer(10, 10), l.Stage(testLimits))(t.Context(), chatExchange(p, 10, 10))
+	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
+}
+
+// TestAbsurdEstimateNeverFailsOpen: an estimate that overflowed used to
+// make the store call fail, and rate limits failed open: 30 of 30
+// requests passed an rpm of 5. Each part is clamped now.
+func TestAbsurdEstimateNeverFailsOpen(t *testing.T) {
+	l := New(newMemKV(t), testPrices(t), Options{Log: slog.New(slog.DiscardHandler)})
+	p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 5}
+	huge := int(^uint(0) >> 1)
+	admitted := 0
+	for range 30 {
+		x := chatExchange(p, 10, 0)
+		x.Chat.MaxTokens = &huge
+		if _, err := pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), x); err == nil {
+			admitted++
+		}
+	}
+	if admitted != 5 {
+		t.Errorf("admitted %d of 30 requests with max_tokens %d on rpm 5, want 5", admitted, huge)
+	}
+	body := &pipeline.Exchange{Body: []byte(`{"max_tokens": 9223372036854775807, "prompt": "x"}`)}
+	if e := estimate(body); e.tokens() <= 0 || e.completion != maxEstimate {
+		t.Errorf("estimate of a body with max_tokens at int64's maximum = %+v, want the completion clamped to %d", e, int64(maxEstimate))
+	}
+	body.Body = []byte(`{"max_tokens": 1e300}`)
+	if e := estimate(body); e.completion != maxEstimate {
+		t.Errorf("estimate of max_tokens 1e300 = %+v, want the completion clamped", e)
 	}
 }

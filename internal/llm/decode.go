@@ -46,7 +46,13 @@ func (r *ChatRequest) FillExtra(body []byte) error {
 	return nil
 }
 
-// Validate checks the fields svc relies on. Providers validate the rest.
+// MaxOutputTokens bounds max_tokens and max_completion_tokens: far above
+// any model's output, and small enough that no estimate built on it
+// overflows.
+const MaxOutputTokens = 100_000_000
+
+// Validate checks the fields svc relies on, and bounds every number it
+// reads. Providers validate the rest.
 func (r *ChatRequest) Validate() error {
 	if strings.TrimSpace(r.Model) == "" {
 		return apierr.BadParam("model", "you must provide a model parameter")
@@ -87,11 +93,19 @@ func (r *ChatRequest) Validate() error {
 	if p := r.TopP; p != nil && (*p < 0 || *p > 1) {
 		return apierr.BadParam("top_p", "top_p must be between 0 and 1")
 	}
-	if m := r.MaxTokens; m != nil && *m < 1 {
-		return apierr.BadParam("max_tokens", "max_tokens must be at least 1")
+	if m := r.MaxTokens; m != nil && (*m < 1 || *m > MaxOutputTokens) {
+		return apierr.BadParam("max_tokens", "max_tokens must be between 1 and %d", MaxOutputTokens)
 	}
-	if m := r.MaxCompletionTokens; m != nil && *m < 1 {
-		return apierr.BadParam("max_completion_tokens", "max_completion_tokens must be at least 1")
+	if m := r.MaxCompletionTokens; m != nil && (*m < 1 || *m > MaxOutputTokens) {
+		return apierr.BadParam("max_completion_tokens", "max_completion_tokens must be between 1 and %d", MaxOutputTokens)
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"presence_penalty", r.PresencePenalty}, {"frequency_penalty", r.FrequencyPenalty}} {
+		if f.v != nil && (*f.v < -2 || *f.v > 2) {
+			return apierr.BadParam(f.name, "%s must be between -2 and 2", f.name)
+		}
 	}
 	if n := r.N; n != nil && (*n < 1 || *n > 128) {
 		return apierr.BadParam("n", "n must be between 1 and 128")

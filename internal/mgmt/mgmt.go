@@ -97,7 +97,7 @@ func (a *API) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	app.Health(mux, a.d.Probes)
-	mux.Handle("/", auth.Admin(a.d.AdminKey, admin))
+	mux.Handle("/", auth.Guard(auth.Chain{auth.AdminKey(a.d.AdminKey)}, admin))
 	return mux
 }
 

@@ -158,13 +158,13 @@ func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.d.Now()
-	start := auth.PeriodStart(k.BudgetPeriod, now)
+	start := limit.PeriodStart(k.BudgetPeriod, now)
 	spend, err := a.spend(ctx, k, start)
 	if err != nil {
 		apierr.Write(w, apierr.Wrap(apierr.Internal, "store_error", "could not read the key's spend", err))
 		return
 	}
-	v := budgetView{ID: k.ID, BudgetPeriod: k.BudgetPeriod, PeriodStart: start, PeriodEnd: auth.PeriodEnd(k.BudgetPeriod, now),
+	v := budgetView{ID: k.ID, BudgetPeriod: k.BudgetPeriod, PeriodStart: start, PeriodEnd: limit.PeriodEnd(k.BudgetPeriod, now),
 		SpendUSD: spend, MaxBudgetUSD: k.MaxBudgetUSD}
 	if k.MaxBudgetUSD > 0 {
 		rem := max(k.MaxBudgetUSD-spend, 0)

@@ -1,10 +1,12 @@
 // Package pipeline defines the proxy's request path: the Exchange (the state
-// of one proxied request), the Handler and Middleware types, the chain builder,
-// and stream wrappers through which stages observe a streamed answer without
+// of one proxied request), the Handler and Middleware types, named Stages and
+// the chain builder, and stream wrappers through which stages observe a
+// streamed answer (Observe) or change it as it flows (Rewrite) without
 // buffering it.
 //
 // The proxy, its stages (auth, limit, cache, compliance, route, audit) and the
-// wire package import pipeline. It imports llm, identity and apierr only.
+// wire package import pipeline. It imports llm, llm/sse, identity and route
+// (the routing plan an exchange carries).
 package pipeline
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/route"
 )
 
 // Endpoint names the kind of proxied operation.
@@ -55,6 +58,16 @@ type Exchange struct {
 
 	ConversationID string
 	Principal      *identity.Principal
+
+	// Plan is the routing plan, set by the plan stage: the decisions to try
+	// in order and when to move on. Attempt is the attempt under way (0
+	// first), set by the route stage.
+	Plan    *route.Plan
+	Attempt int
+	// EstimatedCost is the cost of the request estimated before the call
+	// (USD; 0 when the model has no price): x-svc-cost-usd of a stream's
+	// headers.
+	EstimatedCost float64
 
 	// Route: filled by the route stage.
 	Provider        string // provider that serves the request
@@ -115,6 +128,30 @@ type Handler func(ctx context.Context, x *Exchange) (*Response, error)
 
 // Middleware is one stage of the request path.
 type Middleware func(next Handler) Handler
+
+// Stage is a named middleware: the name shows in traces and in the tests
+// that hold each route's stage order.
+type Stage struct {
+	Name string
+	Wrap Middleware
+}
+
+// Build returns h wrapped by the stages, the first outermost. trace, when
+// not nil, is called with each stage's name as an exchange enters it.
+func Build(h Handler, trace func(stage string), stages ...Stage) Handler {
+	for i := len(stages) - 1; i >= 0; i-- {
+		st := stages[i]
+		h = st.Wrap(h)
+		if trace != nil {
+			inner := h
+			h = func(ctx context.Context, x *Exchange) (*Response, error) {
+				trace(st.Name)
+				return inner(ctx, x)
+			}
+		}
+	}
+	return h
+}
 
 // Chain returns h wrapped by mws, the first outermost.
 func Chain(h Handler, mws ...Middleware) Handler {

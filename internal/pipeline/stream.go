@@ -103,3 +103,48 @@ func (o *observedReader) finish(err error) {
 		o.onEnd(err)
 	}
 }
+
+// Rewrite wraps s so that fn sees every event before the caller does and
+// decides its fate: it returns the event to pass on (the same or a changed
+// one), ErrDrop to drop it (the next event is read), or any other error to
+// end the stream with that error: s is closed (the upstream call ends) and
+// the caller's Next returns the error, which the HTTP surface sends as the
+// dialect's error event. This is how a stage acts on a stream still
+// flowing: post-call compliance redacting a delta, the guard stopping a
+// tool call. Nothing is buffered.
+func Rewrite(s llm.Stream, fn func(ev sse.Event) (sse.Event, error)) llm.Stream {
+	return &rewritten{s: s, fn: fn}
+}
+
+// ErrDrop, returned by a Rewrite function, drops the event.
+var ErrDrop = errors.New("pipeline: drop the event")
+
+type rewritten struct {
+	s   llm.Stream
+	fn  func(sse.Event) (sse.Event, error)
+	err error // the error that ended the stream, returned from then on
+}
+
+func (r *rewritten) Next() (sse.Event, error) {
+	if r.err != nil {
+		return sse.Event{}, r.err
+	}
+	for {
+		ev, err := r.s.Next()
+		if err != nil {
+			return ev, err
+		}
+		out, err := r.fn(ev)
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, ErrDrop):
+			continue
+		}
+		r.err = err
+		_ = r.s.Close()
+		return sse.Event{}, err
+	}
+}
+
+func (r *rewritten) Close() error { return r.s.Close() }

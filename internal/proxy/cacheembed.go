@@ -20,18 +20,13 @@ var cachePrincipal = &identity.Principal{Kind: identity.Anonymous, ID: "svc-sema
 // apply; keys and limits do not (svc is the caller). The semantic cache uses
 // it when SEMANTIC_CACHE_EMBEDDING_MODEL is set.
 func (p *Proxy) Embedder(model string) func(ctx context.Context, texts []string) ([][]float32, error) {
-	var e endpoint
-	for _, ep := range endpoints {
-		if ep.kind == pipeline.Embeddings {
-			e = ep
+	var r *routeSpec
+	for _, rt := range routes {
+		if rt.endpoint == pipeline.Embeddings {
+			r = rt
 		}
 	}
-	h := pipeline.Chain(p.callPassthrough(e),
-		p.record,
-		p.decodeWith(e.decode),
-		p.planStage,
-		p.routeStage,
-	)
+	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{internal: true})...)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		body, err := json.Marshal(map[string]any{"model": model, "input": texts})
 		if err != nil {

@@ -2,11 +2,8 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
-	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -15,119 +12,7 @@ import (
 	"github.com/svc-gateway/svc/internal/jsonbody"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/pipeline"
-	"github.com/svc-gateway/svc/internal/provider"
 )
-
-// endpoint is an OpenAI-compatible route other than chat: how to validate its
-// body, and the provider operation that serves it.
-type endpoint struct {
-	kind pipeline.Endpoint
-	op   string // upstream path after the base URL
-	// decode validates x.Body and sets x.Model and x.Stream.
-	decode func(x *pipeline.Exchange) error
-}
-
-var endpoints = []endpoint{
-	{pipeline.Embeddings, "embeddings", decodeEmbeddings},
-	{pipeline.Completions, "completions", decodeCompletions},
-	{pipeline.Images, "images/generations", decodeImages},
-	{pipeline.Speech, "audio/speech", decodeSpeech},
-	{pipeline.Transcriptions, "audio/transcriptions", decodeTranscription},
-}
-
-// passthroughHandler is the chain of one endpoint: the same record, auth and
-// route stages as chat, its own decode, and a passthrough call.
-func (p *Proxy) passthroughHandler(e endpoint) http.HandlerFunc {
-	h := pipeline.Chain(p.callPassthrough(e),
-		p.record,
-		p.d.Keys.Stage(false),
-		p.decodeWith(e.decode),
-		p.planStage,
-		p.limitStage,
-		p.routeStage,
-	)
-	return func(w http.ResponseWriter, r *http.Request) {
-		x := newExchange(r, e.kind)
-		resp, err := h(r.Context(), x)
-		p.write(w, x, resp, err, openAIDialect)
-	}
-}
-
-func (p *Proxy) decodeWith(decode func(*pipeline.Exchange) error) pipeline.Middleware {
-	return func(next pipeline.Handler) pipeline.Handler {
-		return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-			if err := p.readBody(x); err != nil {
-				return nil, err
-			}
-			if err := decode(x); err != nil {
-				return nil, err
-			}
-			return next(ctx, x)
-		}
-	}
-}
-
-// callPassthrough forwards the body to a provider that speaks the endpoint.
-func (p *Proxy) callPassthrough(e endpoint) pipeline.Handler {
-	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		prov, ok := p.d.Registry.Lookup(x.Provider)
-		if !ok {
-			return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
-		}
-		if ea, ok := prov.Adapter.(provider.EmbeddingsAdapter); ok && e.kind == pipeline.Embeddings {
-			return p.callEmbeddings(ctx, x, prov, ea)
-		}
-		pt, ok := prov.Adapter.(provider.Passthrough)
-		if !ok {
-			return nil, apierr.Newf(apierr.InvalidRequest, "unsupported_endpoint", "provider %s does not serve /v1/%s", prov.Name, e.op)
-		}
-		ct := x.Inbound.Header.Get("Content-Type")
-		body := x.Body
-		if e.kind == pipeline.Transcriptions {
-			var err error
-			if body, ct, err = rewriteFormModel(x.Body, ct, x.UpstreamModel); err != nil {
-				return nil, err
-			}
-		} else {
-			ct = "application/json"
-		}
-		target := prov.Deployment(x.UpstreamModel)
-		req, err := pt.NewPassthroughRequest(ctx, target, provider.PassthroughCall{
-			Op: e.op, ContentType: ct, Body: body, Model: x.Model, WantUsage: x.Stream,
-		})
-		if err != nil {
-			return nil, err
-		}
-		resp, start, err := p.send(ctx, x, prov, req)
-		if err != nil {
-			return nil, err
-		}
-		x.FirstByte = time.Now()
-		header := http.Header{"Content-Type": {resp.Header.Get("Content-Type")}}
-		switch {
-		case x.Stream:
-			info := &provider.StreamInfo{HideUsage: !callerWantsUsage(x.Body)}
-			s := pipeline.Observe(prov.Adapter.DecodeChatStream(resp.Body, info), nil, func(error) {
-				x.Upstream = time.Since(start)
-				x.Usage, x.ResponseModel = info.Usage, info.Model
-				x.Cost = p.cost(prov.Name, x.UpstreamModel, info.Model, &info.Usage)
-			})
-			return &pipeline.Response{Status: http.StatusOK, Stream: s, Header: http.Header{"Content-Type": {"text/event-stream"}}}, nil
-		case e.kind == pipeline.Speech:
-			raw := pipeline.ObserveReader(resp.Body, func(error) { x.Upstream = time.Since(start) })
-			return &pipeline.Response{Status: resp.StatusCode, Raw: raw, Header: header}, nil
-		}
-		out, err := p.receive(x, resp, start)
-		if err != nil {
-			return nil, err
-		}
-		if u, model, ok := usageOf(out); ok {
-			x.Usage, x.ResponseModel = u, model
-			x.Cost = p.cost(prov.Name, x.UpstreamModel, model, &u)
-		}
-		return &pipeline.Response{Status: resp.StatusCode, Body: out, Header: header}, nil
-	}
-}
 
 // lenient reads providers' answers (see provider/openai).
 var lenient = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
@@ -172,6 +57,55 @@ func requireModel(model string) error {
 	return nil
 }
 
+// boundTokens checks an optional token count field.
+func boundTokens(param string, v *int64) error {
+	if v != nil && (*v < 1 || *v > llm.MaxOutputTokens) {
+		return apierr.BadParam(param, "%s must be between 1 and %d", param, llm.MaxOutputTokens)
+	}
+	return nil
+}
+
+func decodeChat(x *pipeline.Exchange) error {
+	req, err := llm.DecodeChatRequest(x.Body)
+	if err != nil {
+		return err
+	}
+	x.Chat, x.Model, x.Stream = req, req.Model, req.Stream
+	return nil
+}
+
+func decodeRerank(x *pipeline.Exchange) error {
+	r, err := llm.DecodeRerankRequest(x.Body)
+	if err != nil {
+		return err
+	}
+	x.Model, x.Rerank = r.Model, r
+	return nil
+}
+
+// decodeNative reads the model and, where the operation streams, stream
+// from a native messages body; the rest is the provider's to validate.
+func decodeNative(streams bool) func(x *pipeline.Exchange) error {
+	return func(x *pipeline.Exchange) error {
+		var b struct {
+			Model     string `json:"model"`
+			Stream    bool   `json:"stream"`
+			MaxTokens *int64 `json:"max_tokens"`
+		}
+		if err := jsonbody.Decode(x.Body, &b, false); err != nil {
+			return err
+		}
+		if err := requireModel(b.Model); err != nil {
+			return err
+		}
+		if err := boundTokens("max_tokens", b.MaxTokens); err != nil {
+			return err
+		}
+		x.Model, x.Stream = b.Model, b.Stream && streams
+		return nil
+	}
+}
+
 func decodeEmbeddings(x *pipeline.Exchange) error {
 	r, err := llm.DecodeEmbeddingsRequest(x.Body)
 	if err != nil {
@@ -183,15 +117,23 @@ func decodeEmbeddings(x *pipeline.Exchange) error {
 
 func decodeCompletions(x *pipeline.Exchange) error {
 	var r struct {
-		Model  string          `json:"model"`
-		Prompt json.RawMessage `json:"prompt"`
-		Stream bool            `json:"stream"`
+		Model     string          `json:"model"`
+		Prompt    json.RawMessage `json:"prompt"`
+		Stream    bool            `json:"stream"`
+		MaxTokens *int64          `json:"max_tokens"`
+		N         *int64          `json:"n"`
 	}
 	if err := jsonbody.Decode(x.Body, &r, false); err != nil {
 		return err
 	}
 	if err := requireModel(r.Model); err != nil {
 		return err
+	}
+	if err := boundTokens("max_tokens", r.MaxTokens); err != nil {
+		return err
+	}
+	if r.N != nil && (*r.N < 1 || *r.N > 128) {
+		return apierr.BadParam("n", "n must be between 1 and 128")
 	}
 	if p := bytes.TrimSpace(r.Prompt); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		return apierr.BadParam("prompt", "prompt is required")

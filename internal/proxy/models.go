@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -57,7 +58,9 @@ func (c *modelCache) available(ctx context.Context, p *provider.Provider) bool {
 	return false
 }
 
-func (c *modelCache) build(ctx context.Context) []byte {
+// build lists the models; with a non-empty allowed list, only those it
+// permits (matched as auth.AllowsModel matches requests).
+func (c *modelCache) build(ctx context.Context, allowed []string) []byte {
 	fetched := map[string][]string{}
 	if f := c.fetched.Load(); f != nil {
 		fetched = *f
@@ -100,17 +103,35 @@ func (c *modelCache) build(ctx context.Context) []byte {
 			}
 		}
 	}
+	if len(allowed) > 0 {
+		kept := data[:0]
+		for _, m := range data {
+			if auth.AllowsModel(allowed, m.ID, c.upstreamName(m.ID)) {
+				kept = append(kept, m)
+			}
+		}
+		data = kept
+	}
 	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
 	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
 	return b
 }
 
+// serveModels answers GET /v1/models: the models the caller's key may use.
 func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request) {
-	if _, err := p.d.Keys.Authenticate(r.Context(), bearerOrAPIKey(r)); err != nil {
+	principal, err := p.d.Auth.Authenticate(r.Context(), auth.FromRequest(r, true))
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	b := p.models.build(r.Context())
+	var allowed []string
+	if p.d.Access != nil {
+		if allowed, err = p.d.Access.Models(r.Context(), principal); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	b := p.models.build(r.Context(), allowed)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
 }
@@ -174,4 +195,15 @@ func (c *modelCache) fetch(ctx context.Context, p *provider.Provider, l provider
 		return nil, errors.New(resp.Status)
 	}
 	return l.DecodeModels(body)
+}
+
+// upstreamName is a listed id without its provider prefix, as an
+// allow-list entry may name it.
+func (c *modelCache) upstreamName(id string) string {
+	if name, rest, ok := strings.Cut(id, "/"); ok {
+		if _, ok := c.reg.Lookup(name); ok {
+			return rest
+		}
+	}
+	return id
 }

@@ -1,8 +1,13 @@
 // Package proxy is the HTTP surface of the proxy component: the OpenAI-
-// compatible routes (/v1/chat/completions, /v1/models), /health, /ready and
-// /metrics. It assembles the request path from the stages of the other
-// packages — record (audit + metrics) → auth → decode → route → provider — and
-// writes answers: JSON bodies, SSE streams relayed event by event, and errors.
+// compatible routes (/v1/chat/completions, embeddings, completions, images,
+// audio, rerank, /v1/models), the provider-native routes (/native/v1/*,
+// /ide/v1/*), /health, /ready and /metrics. Every route is described once
+// (routes.go) and its chain built by one function from the stages of the
+// other packages — record (audit, metrics) → auth → decode → plan → limit →
+// cache → route — around the one call stage (call.go), which builds the
+// upstream request with the route's caller, signs and sends it, reads and
+// prices the answer. It writes answers: JSON bodies, SSE streams relayed
+// event by event, and errors in the route's dialect.
 //
 // Only wire imports proxy.
 package proxy
@@ -20,6 +25,7 @@ import (
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
@@ -35,15 +41,34 @@ type KeySource interface {
 	Key(ctx context.Context, provider string) (string, error)
 }
 
+// Recorder takes the audit entry of every finished exchange (audit.Logger).
+type Recorder interface {
+	Record(e *audit.Entry)
+}
+
+// Access resolves what a principal may use: its key's model allow-list
+// (nil: every model).
+type Access interface {
+	Models(ctx context.Context, p *identity.Principal) ([]string, error)
+}
+
 // Deps are what the proxy needs.
 type Deps struct {
-	Keys     *auth.Keys
+	// Auth authenticates callers (virtual keys; sign-in tokens to come).
+	Auth auth.Authenticator
+	// Access gives each principal's model restrictions (may be nil: none).
+	Access Access
+	// LimitSource gives each principal's limits, for Limits.
+	LimitSource limit.Source
+	// Trace, when set, is told the name of every stage an exchange enters
+	// (the tests that hold each route's stage order).
+	Trace    func(stage string)
 	Vault    KeySource
 	Registry *provider.Registry
 	Resolver *route.Resolver
 	Client   *upstream.Client
 	Prices   *pricing.Table
-	Audit    *audit.Logger
+	Audit    Recorder
 	// Health records each upstream call's outcome (may be nil).
 	Health *health.Tracker
 	// Spend tracks each provider's daily spend for provider budgets (may be nil).
@@ -69,7 +94,6 @@ type Deps struct {
 // Proxy serves the proxy component's routes.
 type Proxy struct {
 	d      Deps
-	chat   pipeline.Handler
 	models *modelCache
 }
 
@@ -81,33 +105,19 @@ func New(d Deps) *Proxy {
 	p := &Proxy{d: d}
 	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)
 	p.models.routing = d.Routing
-	p.chat = pipeline.Chain(p.callChat,
-		p.record,
-		d.Keys.Stage(false),
-		p.decodeChat,
-		p.planStage,
-		p.limitStage,
-		p.cacheStage,
-		p.routeStage,
-	)
 	return p
 }
 
 // Handler returns the proxy's routes.
 func (p *Proxy) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", p.serveChat)
-	mux.HandleFunc("POST /chat/completions", p.serveChat)
+	for _, r := range routes {
+		h := p.handler(r)
+		for _, pattern := range r.patterns {
+			mux.HandleFunc(pattern, h)
+		}
+	}
 	mux.HandleFunc("GET /v1/models", p.serveModels)
-	for _, e := range endpoints {
-		mux.HandleFunc("POST /v1/"+e.op, p.passthroughHandler(e))
-	}
-	mux.HandleFunc("POST /v1/rerank", p.rerankHandler())
-	for _, rt := range nativeRoutes {
-		h := p.nativeHandler(rt)
-		mux.HandleFunc(rt.method+" /native/v1/"+rt.op, h)
-		mux.HandleFunc(rt.method+" /ide/v1/"+rt.op, h)
-	}
 	mux.Handle("GET /metrics", p.d.Metrics.Handler())
 	app.Health(mux, p.d.Probes)
 	mux.HandleFunc("/", notFound)
@@ -154,21 +164,4 @@ func newRequestID() string {
 		return uuid.NewString()
 	}
 	return id.String()
-}
-
-// limitStage is the keys' rate limits and spend caps, once per request (after
-// planning, before the attempts), or nothing when no limiter is configured.
-func (p *Proxy) limitStage(next pipeline.Handler) pipeline.Handler {
-	if p.d.Limits == nil {
-		return next
-	}
-	return p.d.Limits.Stage()(next)
-}
-
-// cacheStage is the semantic cache, or nothing when it is off.
-func (p *Proxy) cacheStage(next pipeline.Handler) pipeline.Handler {
-	if p.d.Cache == nil {
-		return next
-	}
-	return p.d.Cache.Stage()(next)
 }

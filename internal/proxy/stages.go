@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
-	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/route"
 )
 
 // record is the outermost stage: when the exchange ends — at once for errors
-// and bodies, at the end of the stream for streams — it writes the audit entry
-// and the metrics. Every request passes it, rejected ones too.
+// and bodies, at the end of the stream for streams — it runs finish, which
+// writes the audit entry and the metrics. Every request passes it, rejected
+// ones too.
 func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		p.d.Metrics.InFlight.Inc()
@@ -31,26 +33,28 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 		x.Status = resp.Status
 		onEnd := func(err error) {
 			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, pipeline.ErrAbandoned) {
+				if errors.Is(err, pipeline.ErrAbandoned) {
 					err = apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the stream", err)
 				}
 				x.Err = err
 			}
 			p.finish(x)
 		}
-		if resp.Raw != nil {
+		switch {
+		case resp.Raw != nil:
 			resp.Raw = pipeline.ObserveReader(resp.Raw, onEnd)
-			return resp, nil
-		}
-		if resp.Stream == nil {
+		case resp.Stream != nil:
+			resp.Stream = pipeline.Observe(resp.Stream, nil, onEnd)
+		default:
 			p.finish(x)
-			return resp, nil
 		}
-		resp.Stream = pipeline.Observe(resp.Stream, nil, onEnd)
 		return resp, nil
 	}
 }
 
+// finish reports a finished exchange to everything that keeps account of
+// requests: health, provider spend, the routing status, the audit log and
+// the metrics.
 func (p *Proxy) finish(x *pipeline.Exchange) {
 	if x.End.IsZero() {
 		x.End = time.Now()
@@ -96,6 +100,25 @@ func isUpstreamKind(err error) bool {
 	return false
 }
 
+// decode reads the body (413 over the limit) and validates it with the
+// route's decoder. Routes without a body (GET) pass.
+func (p *Proxy) decode(r *routeSpec) pipeline.Middleware {
+	return func(next pipeline.Handler) pipeline.Handler {
+		return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+			if r.decode == nil {
+				return next(ctx, x)
+			}
+			if err := p.readBody(x); err != nil {
+				return nil, err
+			}
+			if err := r.decode(x); err != nil {
+				return nil, err
+			}
+			return next(ctx, x)
+		}
+	}
+}
+
 // readBody reads the inbound body up to the limit.
 func (p *Proxy) readBody(x *pipeline.Exchange) error {
 	body, err := io.ReadAll(io.LimitReader(x.Inbound.Body, p.d.MaxBodyBytes+1))
@@ -109,56 +132,92 @@ func (p *Proxy) readBody(x *pipeline.Exchange) error {
 	return nil
 }
 
-// decodeChat reads and validates the chat body.
-func (p *Proxy) decodeChat(next pipeline.Handler) pipeline.Handler {
-	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		if err := p.readBody(x); err != nil {
-			return nil, err
+// nativeProvider serves native routes that name no model (GET models).
+const nativeProvider = "anthropic"
+
+// extendedContext is the suffix editors add to a model name to ask for the
+// long context window; providers do not know it.
+const extendedContext = "[1m]"
+
+// plan puts the routing plan on the exchange — forced provider, alias,
+// fallback chain, strategy, provider budgets; on a native route only the
+// providers that speak a native API — enforces the caller's model
+// restrictions, and records the first decision, so that the stages between
+// it and route (limits, cache) run once per request and price with it.
+func (p *Proxy) plan(r *routeSpec) pipeline.Middleware {
+	return func(next pipeline.Handler) pipeline.Handler {
+		return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+			model := x.Model
+			if r.native {
+				model = strings.TrimSuffix(model, extendedContext)
+			}
+			plan, err := p.planFor(r, model)
+			if err != nil {
+				return nil, err
+			}
+			first := plan.Decision(0)
+			if model != "" && p.d.Access != nil && x.Principal != nil {
+				models, err := p.d.Access.Models(ctx, x.Principal)
+				if err != nil {
+					return nil, err
+				}
+				if !auth.AllowsModel(models, model, first.Model) {
+					return nil, auth.ErrModelNotAllowed(model)
+				}
+			}
+			x.Plan = &plan
+			x.Provider, x.UpstreamModel = first.Provider.Name, first.Model
+			x.RoutingStrategy, x.RoutingReason = first.Strategy, first.Reason
+			return next(ctx, x)
 		}
-		req, err := llm.DecodeChatRequest(x.Body)
-		if err != nil {
-			return nil, err
-		}
-		x.Chat, x.Model, x.Stream = req, req.Model, req.Stream
-		return next(ctx, x)
 	}
 }
 
-// planKey carries the request's routing plan from planStage to routeStage.
-type planKey struct{}
-
-// planStage plans the request (forced provider, alias, fallback chain,
-// strategy, provider budgets), enforces the key's model restrictions and
-// records the first target, so that the stages between it and routeStage
-// (limits) run once per request and price with the first target.
-func (p *Proxy) planStage(next pipeline.Handler) pipeline.Handler {
-	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		plan, err := p.d.Resolver.Plan(x.Model, time.Now())
-		if err != nil {
-			return nil, err
+// planFor is the plan of model on route r.
+func (p *Proxy) planFor(r *routeSpec, model string) (route.Plan, error) {
+	if model == "" { // a native route without a model (GET models)
+		prov, ok := p.d.Registry.Lookup(nativeProvider)
+		if !ok {
+			return route.Plan{}, apierr.Newf(apierr.Unavailable, "no_provider", "provider %s is not configured", nativeProvider)
 		}
-		first := plan.Decision(0)
-		if !auth.AllowsModel(x.Principal, x.Model, first.Model) {
-			return nil, auth.ErrModelNotAllowed(x.Model)
-		}
-		x.Provider, x.UpstreamModel = first.Provider.Name, first.Model
-		x.RoutingStrategy, x.RoutingReason = first.Strategy, first.Reason
-		return next(context.WithValue(ctx, planKey{}, &plan), x)
+		return route.Plan{Decisions: []route.Decision{{Provider: prov, Strategy: "direct", Reason: "provider:" + prov.Name}}}, nil
 	}
+	plan, err := p.d.Resolver.Plan(model, time.Now())
+	if err != nil || !r.native {
+		return plan, err
+	}
+	return nativeOnly(plan, model)
 }
 
-// routeStage runs the rest of the path once per attempt of the plan: a
+// nativeOnly keeps the decisions of providers with a native API.
+func nativeOnly(plan route.Plan, model string) (route.Plan, error) {
+	kept := plan.Decisions[:0:0]
+	for _, d := range plan.Decisions {
+		if _, ok := d.Provider.Adapter.(provider.Native); ok {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == 0 {
+		return route.Plan{}, noNativeAPI(model, plan.Decision(0).Provider.Name)
+	}
+	plan.Decisions = kept
+	plan.MaxRetries = min(plan.MaxRetries, len(kept)-1)
+	return plan, nil
+}
+
+// route runs the rest of the path once per attempt of the plan: a
 // retryable status or a connection failure before the first byte moves on
-// to the next target after the chain's backoff; any other answer, and every
-// failure after a stream started, is final.
-func (p *Proxy) routeStage(next pipeline.Handler) pipeline.Handler {
+// to the next decision after the chain's backoff; any other answer, and
+// every failure after a stream started, is final.
+func (p *Proxy) route(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		plan, _ := ctx.Value(planKey{}).(*route.Plan)
+		plan := x.Plan
 		if plan == nil {
 			return nil, apierr.New(apierr.Internal, "no_plan", "internal error: request not planned")
 		}
 		for attempt := 0; ; attempt++ {
 			d := plan.Decision(attempt)
+			x.Attempt = attempt
 			x.Provider, x.UpstreamModel = d.Provider.Name, d.Model
 			x.RoutingStrategy, x.RoutingReason = d.Strategy, d.Reason
 			if attempt > 0 {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
-	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
@@ -44,12 +43,6 @@ var (
 		errorEvent: func(err error) sse.Event { return sse.Event{Event: "error", Data: apierr.AnthropicJSON(err)} },
 	}
 )
-
-func (p *Proxy) serveChat(w http.ResponseWriter, r *http.Request) {
-	x := newExchange(r, pipeline.Chat)
-	resp, err := p.chat(r.Context(), x)
-	p.write(w, x, resp, err, openAIDialect)
-}
 
 // write answers the exchange: an error, a JSON body, or a relayed stream.
 func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipeline.Response, err error, d dialect) {
@@ -152,14 +145,6 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeError(w http.ResponseWriter, err error) { apierr.Write(w, err) }
-
-// bearerOrAPIKey is the presented virtual key.
-func bearerOrAPIKey(r *http.Request) string {
-	if t := auth.Bearer(r); t != "" {
-		return t
-	}
-	return r.Header.Get("x-api-key")
-}
 
 // relayRaw copies a binary stream (audio) to the client as it arrives,
 // flushing each read, with cost and total latency as trailers.

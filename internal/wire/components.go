@@ -6,8 +6,11 @@ import (
 	"sync/atomic"
 
 	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/mgmt"
 	"github.com/svc-gateway/svc/internal/proxy"
 	"github.com/svc-gateway/svc/internal/route"
@@ -99,7 +102,7 @@ func newProxy(s *System) (*app.Service, error) {
 		return nil, err
 	}
 	px := proxy.New(proxy.Deps{
-		Keys: keys, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
+		Auth: auth.Chain{keys}, Access: keys, LimitSource: keyLimits{keys}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: s.Failures(),
 	})
@@ -171,3 +174,19 @@ func (l *lastFailure) Note(f route.Failure) { l.p.Store(&f) }
 
 // Last is the last failure noted, or nil.
 func (l *lastFailure) Last() *route.Failure { return l.p.Load() }
+
+// keyLimits resolves a principal's limits from its virtual key's record
+// (limit.Source); other principals have none yet (sign-in brings team and
+// user records).
+type keyLimits struct{ keys *auth.Keys }
+
+func (k keyLimits) Limits(ctx context.Context, p *identity.Principal) (limit.Limits, error) {
+	if p.Kind != identity.VirtualKey {
+		return limit.Limits{}, nil
+	}
+	vk, err := k.keys.Record(ctx, p.ID)
+	if err != nil {
+		return limit.Limits{}, err
+	}
+	return limit.Limits{RPM: int64(vk.RPMLimit), TPM: int64(vk.TPMLimit), MaxBudgetUSD: vk.MaxBudgetUSD, BudgetPeriod: vk.BudgetPeriod}, nil
+}

@@ -1,0 +1,216 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/pipeline"
+	"github.com/svc-gateway/svc/internal/provider"
+)
+
+// The callers of the routes: what differs between them is only how the
+// upstream request is built and its answer read; sending, pricing and
+// everything around it is the one call stage's.
+
+var (
+	jsonHeader = http.Header{"Content-Type": {"application/json"}}
+	sseHeader  = http.Header{"Content-Type": {"text/event-stream"}}
+)
+
+// chatCall is /v1/chat/completions through the provider's chat adapter.
+type chatCall struct{}
+
+func (chatCall) request(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
+	req, err := prov.Adapter.NewChatRequest(ctx, prov.Deployment(x.UpstreamModel), provider.ChatCall{Req: x.Chat, Raw: x.Body})
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, func(x *pipeline.Exchange, resp *http.Response, body func() ([]byte, error)) (answer, error) {
+		if x.Stream {
+			info := &provider.StreamInfo{HideUsage: x.Chat.StreamOptions == nil || !x.Chat.StreamOptions.IncludeUsage}
+			if _, ok := prov.Adapter.(provider.ModelNamer); ok {
+				info.Model = x.UpstreamModel
+			}
+			s := prov.Adapter.DecodeChatStream(resp.Body, info)
+			return answer{resp: &pipeline.Response{Status: http.StatusOK, Stream: s, Header: sseHeader.Clone()}, info: info}, nil
+		}
+		raw, err := body()
+		if err != nil {
+			return answer{}, err
+		}
+		decode := prov.Adapter.DecodeChat
+		if n, ok := prov.Adapter.(provider.ModelNamer); ok {
+			decode = func(b []byte) ([]byte, llm.Usage, string, error) { return n.DecodeChatFor(x.UpstreamModel, b) }
+		}
+		out, usage, model, err := decode(raw)
+		if err != nil {
+			return answer{}, err
+		}
+		x.Usage, x.ResponseModel = usage, model
+		return answer{resp: &pipeline.Response{Status: http.StatusOK, Body: out, Header: jsonHeader.Clone()}}, nil
+	}, nil
+}
+
+// passthroughCall forwards an OpenAI-compatible endpoint's body to a
+// provider that speaks it, with the model patched.
+type passthroughCall struct {
+	op        string // path after the base URL
+	raw       bool   // the answer is a byte stream (audio), relayed as it arrives
+	multipart bool   // the body is a multipart form (transcriptions)
+}
+
+func (c passthroughCall) request(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
+	pt, ok := prov.Adapter.(provider.Passthrough)
+	if !ok {
+		return nil, nil, apierr.Newf(apierr.InvalidRequest, "unsupported_endpoint", "provider %s does not serve /v1/%s", prov.Name, c.op)
+	}
+	ct, body := "application/json", x.Body
+	if c.multipart {
+		var err error
+		if body, ct, err = rewriteFormModel(x.Body, x.Inbound.Header.Get("Content-Type"), x.UpstreamModel); err != nil {
+			return nil, nil, err
+		}
+	}
+	req, err := pt.NewPassthroughRequest(ctx, prov.Deployment(x.UpstreamModel), provider.PassthroughCall{
+		Op: c.op, ContentType: ct, Body: body, Model: x.Model, WantUsage: x.Stream,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, func(x *pipeline.Exchange, resp *http.Response, body func() ([]byte, error)) (answer, error) {
+		header := http.Header{"Content-Type": {resp.Header.Get("Content-Type")}}
+		switch {
+		case x.Stream:
+			info := &provider.StreamInfo{HideUsage: !callerWantsUsage(x.Body)}
+			s := prov.Adapter.DecodeChatStream(resp.Body, info)
+			return answer{resp: &pipeline.Response{Status: http.StatusOK, Stream: s, Header: sseHeader.Clone()}, info: info}, nil
+		case c.raw:
+			return answer{resp: &pipeline.Response{Status: resp.StatusCode, Raw: resp.Body, Header: header}}, nil
+		}
+		out, err := body()
+		if err != nil {
+			return answer{}, err
+		}
+		if u, model, ok := usageOf(out); ok {
+			x.Usage, x.ResponseModel = u, model
+		}
+		return answer{resp: &pipeline.Response{Status: resp.StatusCode, Body: out, Header: header}}, nil
+	}, nil
+}
+
+// embeddingsCall translates /v1/embeddings for providers whose format
+// differs from OpenAI's (Gemini, Vertex AI, Cohere, Bedrock), and forwards
+// it to the others.
+type embeddingsCall struct{}
+
+func (embeddingsCall) request(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
+	ea, ok := prov.Adapter.(provider.EmbeddingsAdapter)
+	if !ok {
+		return passthroughCall{op: "embeddings"}.request(ctx, x, prov)
+	}
+	r := *x.Embeddings
+	r.Model = x.UpstreamModel
+	req, err := ea.NewEmbeddingsRequest(ctx, prov.Deployment(x.UpstreamModel), &r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, func(x *pipeline.Exchange, _ *http.Response, body func() ([]byte, error)) (answer, error) {
+		raw, err := body()
+		if err != nil {
+			return answer{}, err
+		}
+		out, usage, err := ea.DecodeEmbeddings(&r, raw)
+		if err != nil {
+			return answer{}, err
+		}
+		x.Usage = usage
+		return answer{resp: &pipeline.Response{Status: http.StatusOK, Body: out, Header: jsonHeader.Clone()}}, nil
+	}, nil
+}
+
+// rerankCall is /v1/rerank: translated for providers that rerank (Cohere),
+// forwarded to OpenAI-compatible servers that serve /rerank (vLLM, Jina, …).
+type rerankCall struct{}
+
+func (rerankCall) request(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
+	ra, ok := prov.Adapter.(provider.RerankAdapter)
+	if !ok {
+		return passthroughCall{op: "rerank"}.request(ctx, x, prov)
+	}
+	r := *x.Rerank
+	r.Model = x.UpstreamModel
+	req, err := ra.NewRerankRequest(ctx, prov.Deployment(x.UpstreamModel), &r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, func(x *pipeline.Exchange, _ *http.Response, body func() ([]byte, error)) (answer, error) {
+		raw, err := body()
+		if err != nil {
+			return answer{}, err
+		}
+		out, usage, err := ra.DecodeRerank(&r, raw)
+		if err != nil {
+			return answer{}, err
+		}
+		x.Usage = usage
+		return answer{resp: &pipeline.Response{Status: http.StatusOK, Body: out, Header: jsonHeader.Clone()}}, nil
+	}, nil
+}
+
+// nativeCall forwards a provider's own API untranslated (the /native and
+// /ide prefixes), with the server-side key injected.
+type nativeCall struct {
+	method string
+	op     string // path after /v1/
+}
+
+func (c nativeCall) request(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
+	nat, ok := prov.Adapter.(provider.Native)
+	if !ok {
+		return nil, nil, noNativeAPI(x.Model, prov.Name)
+	}
+	req, err := nat.NewNativeRequest(ctx, prov.Deployment(x.UpstreamModel), provider.NativeCall{
+		Method: c.method, Op: c.op, Query: x.Inbound.URL.RawQuery, Header: x.Inbound.Header, Body: x.Body, Model: x.Model,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, func(x *pipeline.Exchange, resp *http.Response, body func() ([]byte, error)) (answer, error) {
+		header := nativeHeaders(resp.Header)
+		if x.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			info := &provider.StreamInfo{}
+			s := nat.DecodeNativeStream(resp.Body, info)
+			return answer{resp: &pipeline.Response{Status: resp.StatusCode, Stream: s, Header: header}, info: info}, nil
+		}
+		out, err := body()
+		if err != nil {
+			return answer{}, err
+		}
+		if c.op == "messages" {
+			if u, model, err := nat.DecodeNative(out); err == nil {
+				x.Usage, x.ResponseModel = u, model
+			}
+		}
+		return answer{resp: &pipeline.Response{Status: resp.StatusCode, Body: out, Header: header}}, nil
+	}, nil
+}
+
+// nativeHeaders are the provider answer's headers relayed to the caller.
+func nativeHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if lk == "content-type" || lk == "request-id" || strings.HasPrefix(lk, "anthropic-") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func noNativeAPI(model, prov string) error {
+	return apierr.Newf(apierr.InvalidRequest, "no_native_api",
+		"model %q is served by provider %s, which has no native messages API; use /v1/chat/completions", model, prov)
+}
