@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -143,7 +144,17 @@ func (l *Logger) run() {
 	}
 }
 
-// write persists entries: the hot tier (best effort) and SQL (retried).
+// writeAttempts bounds the tries of a batch the SQL store failed for a
+// reason other than its records' data (the database down, a timeout); the
+// entries stay in the hot tier after the last.
+const writeAttempts = 5
+
+// write persists entries: the hot tier (best effort) and SQL. A batch the
+// store fails is retried (writeAttempts times, with backoff), unless the
+// store says the failure lies in some records' data (*DataError): it has then
+// stored every other record, and retrying would fail the same way. Entries
+// that are not stored are logged by request id; every failed write counts in
+// svc_audit_write_failures_total.
 func (l *Logger) write(ctx context.Context, entries []*Entry) {
 	recs := make([]Record, 0, len(entries))
 	hot := make([][]byte, 0, len(entries))
@@ -161,6 +172,9 @@ func (l *Logger) write(ctx context.Context, entries []*Entry) {
 		l.log.Warn("audit hot tier write failed; entries still go to SQL", "entries", len(hot), "err", err)
 	}
 	cancel()
+	if len(recs) == 0 {
+		return
+	}
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -170,9 +184,14 @@ func (l *Logger) write(ctx context.Context, entries []*Entry) {
 			return
 		}
 		if l.m != nil {
-			l.m.AuditDropped.Inc()
+			l.m.AuditDropped.Inc() // svc_audit_write_failures_total: failed batch writes
 		}
-		if attempt == 5 {
+		var de *DataError
+		if errors.As(err, &de) {
+			l.refused(de)
+			return
+		}
+		if attempt == writeAttempts {
 			ids := make([]string, len(recs))
 			for i, r := range recs {
 				ids[i] = r.RequestID
@@ -180,8 +199,21 @@ func (l *Logger) write(ctx context.Context, entries []*Entry) {
 			l.log.Error("audit entries could not be persisted to SQL; they remain in the hot tier", "request_ids", ids, "err", err)
 			return
 		}
-		l.log.Warn("audit batch write failed; retrying", "attempt", attempt, "err", err)
+		l.log.Warn("audit batch write failed; retrying", "attempt", attempt, "entries", len(recs), "err", err)
 		time.Sleep(backoff)
 		backoff *= 2
+	}
+}
+
+// refused logs the records the store refused for their data: those it kept
+// escaped, and those it could not keep.
+func (l *Logger) refused(de *DataError) {
+	if len(de.Escaped) > 0 {
+		l.log.Warn("audit entries stored with their text escaped to ASCII: the database refused them as sent",
+			"request_ids", de.Escaped, "err", de.Err)
+	}
+	if len(de.Rejected) > 0 {
+		l.log.Error("audit entries refused by the SQL store for their data; they remain in the hot tier",
+			"request_ids", de.Rejected, "err", de.Err)
 	}
 }

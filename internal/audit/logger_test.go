@@ -2,10 +2,13 @@ package audit_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +17,17 @@ import (
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 func newLogger(t *testing.T, opt audit.Options) (*audit.Logger, *sqlstore.DB, *memkv.KV, *metrics.Metrics) {
 	t.Helper()
-	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "a.db"))
+	return newLoggerOn(t, "sqlite://"+filepath.Join(t.TempDir(), "a.db"), opt)
+}
+
+func newLoggerOn(t *testing.T, url string, opt audit.Options) (*audit.Logger, *sqlstore.DB, *memkv.KV, *metrics.Metrics) {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,4 +116,109 @@ func counter(t *testing.T, m *metrics.Metrics, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestUnsafeTextKeepsTheBatch checks that an entry whose model name a caller
+// filled with a NUL byte and invalid UTF-8 is stored (escaped) and does not
+// cost the other entries of its batch: on PostgreSQL it once lost them all.
+func TestUnsafeTextKeepsTheBatch(t *testing.T) {
+	backends := []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"SQLite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "a.db") }},
+		{"Postgres", func(t *testing.T) string { return storetest.PostgresURL(t) }},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			l, db, _, m := newLoggerOn(t, b.url(t), audit.Options{QueueSize: 100, FlushInterval: time.Hour})
+			const n, bad = 60, 35
+			for i := range n {
+				e := entry(i)
+				if i == bad {
+					e.Model = "gpt-4o-mini\x00\xff"
+					e.Provider = "openai\x00"
+				}
+				l.Record(e)
+			}
+			l.Close()
+			_, total, err := db.QueryLogs(context.Background(), audit.Query{})
+			if err != nil || total != n {
+				t.Errorf("records stored: got %d (%v), want %d", total, err, n)
+			}
+			got, _, err := db.QueryLogs(context.Background(), audit.Query{Model: "gpt-4o-mini\x00\xff"})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("QueryLogs by the raw model: got %d records (%v), want 1", len(got), err)
+			}
+			if want := `gpt-4o-mini\x00\xff`; got[0].Model != want || got[0].RequestID != "req-35" {
+				t.Errorf("stored record: got model %q, request id %q, want %q, %q", got[0].Model, got[0].RequestID, want, "req-35")
+			}
+			if got := counter(t, m, "svc_audit_write_failures_total"); got != 0 {
+				t.Errorf("svc_audit_write_failures_total: got %v, want 0", got)
+			}
+		})
+	}
+}
+
+// scriptedStore answers InsertLogs with errs in turn (nil once they run out)
+// and counts the calls.
+type scriptedStore struct {
+	audit.Store
+	mu    sync.Mutex
+	errs  []error
+	calls int
+}
+
+func (s *scriptedStore) InsertLogs(ctx context.Context, recs []audit.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if len(s.errs) == 0 {
+		return nil
+	}
+	err := s.errs[0]
+	s.errs = s.errs[1:]
+	return err
+}
+
+// TestWriteRetries checks the writer's answer to a failed batch: a data error
+// (the store kept every other record) is not retried; another error is
+// retried until a retry succeeds, writeAttempts times at most. Each failed
+// write counts once.
+func TestWriteRetries(t *testing.T) {
+	dataErr := &audit.DataError{Escaped: []string{"req-1"}, Rejected: []string{"req-2", "req-3"}, Err: errors.New("refused")}
+	down := errors.New("connection refused")
+	tests := []struct {
+		name         string
+		errs         []error
+		wantCalls    int
+		wantFailures float64
+	}{
+		{"stored", nil, 1, 0},
+		{"data error", []error{dataErr}, 1, 1},
+		{"wrapped data error", []error{fmt.Errorf("store: %w", dataErr)}, 1, 1},
+		{"down, then up", []error{down, down}, 3, 2},
+		{"down for good", []error{down, down, down, down, down, down}, 5, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &scriptedStore{errs: tt.errs}
+			kv := memkv.New()
+			defer kv.Close()
+			m := metrics.New(nil)
+			l := audit.NewLogger(s, kv, m, slog.New(slog.NewTextHandler(io.Discard, nil)), audit.Options{FlushInterval: time.Hour})
+			for i := range 4 {
+				l.Record(entry(i))
+			}
+			l.Close()
+			if s.calls != tt.wantCalls {
+				t.Errorf("InsertLogs calls: got %d, want %d", s.calls, tt.wantCalls)
+			}
+			if got := counter(t, m, "svc_audit_write_failures_total"); got != tt.wantFailures {
+				t.Errorf("svc_audit_write_failures_total: got %v, want %v", got, tt.wantFailures)
+			}
+		})
+	}
 }

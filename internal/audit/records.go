@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -44,8 +45,13 @@ type Summary struct {
 
 // Store is the durable log store (SQL).
 type Store interface {
-	// InsertLogs writes records in one transaction. A record whose RequestID is
-	// already stored is skipped, so a retried batch never duplicates entries.
+	// InsertLogs writes records. A record whose RequestID is already stored is
+	// skipped, so a retried batch never duplicates entries. Text a database
+	// cannot hold (NUL bytes, invalid UTF-8) is stored escaped, and one record
+	// that cannot be stored never costs the others: when some records were
+	// stored only in a fallback form or not at all, the error is a
+	// *DataError naming them and every other record is stored. Any other
+	// error means the call may be retried.
 	InsertLogs(ctx context.Context, recs []Record) error
 	// QueryLogs returns the matching records newest first, and the total number
 	// of matches ignoring Limit and Offset.
@@ -55,3 +61,23 @@ type Store interface {
 	// SpendSince sums Cost over keyID's records at or after since.
 	SpendSince(ctx context.Context, keyID string, since time.Time) (float64, error)
 }
+
+// DataError reports the records of an InsertLogs call that the store could
+// not write as given because of their own data; the call's other records
+// were written. Retrying the same records gives the same result.
+type DataError struct {
+	// Escaped are the request ids of records stored in a fallback form (every
+	// text field escaped to ASCII) after their plain form was refused.
+	Escaped []string
+	// Rejected are the request ids of records not stored at all.
+	Rejected []string
+	// Err is the database's reason for the first of them.
+	Err error
+}
+
+func (e *DataError) Error() string {
+	return fmt.Sprintf("audit records refused by the store: %d stored escaped, %d not stored: %v",
+		len(e.Escaped), len(e.Rejected), e.Err)
+}
+
+func (e *DataError) Unwrap() error { return e.Err }

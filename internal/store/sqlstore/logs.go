@@ -2,10 +2,15 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/svc-gateway/svc/internal/audit"
 )
@@ -18,17 +23,49 @@ const logColumns = `request_id, ts, key_id, provider, model, status, success, to
 
 const logPlaceholders = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// InsertLogs writes recs in one transaction, as multi-row INSERTs of up to
-// logBatchRows records. A record whose RequestID is already stored (or
-// repeated in recs) is skipped. Every record needs a RequestID.
+// InsertLogs writes recs, as multi-row INSERTs of up to logBatchRows records
+// in one transaction. A record whose RequestID is already stored (or repeated
+// in recs) is skipped.
+//
+// Text is stored as escapeText and escapeEntry make it, so a NUL byte or
+// invalid UTF-8 (which PostgreSQL's text refuses) never fails a write. When
+// the batch is refused all the same, for a reason that lies in some record's
+// data, the records are written one by one: a record refused alone is written
+// again with every text field escaped to ASCII (asciiText, asciiEntry), and
+// one refused even so is left out. Such records, and any without a
+// RequestID, are named by the *audit.DataError returned once every other
+// record is stored. Any other error leaves the call safe to retry.
 func (d *DB) InsertLogs(ctx context.Context, recs []audit.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for i := range recs {
-		if recs[i].RequestID == "" {
-			return fmt.Errorf("sqlstore: insert logs: record %d has no request id", i)
+	var refused *audit.DataError
+	rows := make([]audit.Record, 0, len(recs))
+	for i, r := range recs {
+		if r.RequestID == "" {
+			refused = rejectLog(refused, "", fmt.Errorf("sqlstore: insert logs: record %d has no request id", i))
+			continue
 		}
+		rows = append(rows, escapeRecord(r))
+	}
+	if err := d.insertLogBatch(ctx, rows); err != nil {
+		if ctx.Err() != nil || !isDataError(err) {
+			return err
+		}
+		if refused, err = d.insertLogRows(ctx, rows, refused); err != nil {
+			return err
+		}
+	}
+	if refused != nil {
+		return refused
+	}
+	return nil
+}
+
+// insertLogBatch writes rows in one transaction.
+func (d *DB) insertLogBatch(ctx context.Context, rows []audit.Record) error {
+	if len(rows) == 0 {
+		return nil
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -40,16 +77,15 @@ func (d *DB) InsertLogs(ctx context.Context, recs []audit.Record) error {
 		query string
 		built int // rows in query
 	)
-	args := make([]any, 0, min(len(recs), logBatchRows)*11)
-	for start := 0; start < len(recs); start += logBatchRows {
-		batch := recs[start:min(start+logBatchRows, len(recs))]
+	args := make([]any, 0, min(len(rows), logBatchRows)*11)
+	for start := 0; start < len(rows); start += logBatchRows {
+		batch := rows[start:min(start+logBatchRows, len(rows))]
 		if len(batch) != built {
 			query, built = d.insertLogsQuery(len(batch)), len(batch)
 		}
 		args = args[:0]
-		for _, r := range batch {
-			args = append(args, r.RequestID, micros(r.Timestamp), r.KeyID, r.Provider, r.Model,
-				r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry))
+		for i := range batch {
+			args = appendLogArgs(args, &batch[i])
 		}
 		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("sqlstore: insert logs: %w", err)
@@ -59,6 +95,88 @@ func (d *DB) InsertLogs(ctx context.Context, recs []audit.Record) error {
 		return fmt.Errorf("sqlstore: insert logs: commit: %w", err)
 	}
 	return nil
+}
+
+// insertLogRows writes rows one statement each, after their batch was
+// refused for a data error: a row refused alone is tried again escaped to
+// ASCII, and left out if refused even so. It adds those rows to refused, and
+// returns an error (with nothing more written) at the first error that does
+// not come from a row's data.
+func (d *DB) insertLogRows(ctx context.Context, rows []audit.Record, refused *audit.DataError) (*audit.DataError, error) {
+	query := d.insertLogsQuery(1)
+	insert := func(r *audit.Record) error {
+		_, err := d.db.ExecContext(ctx, query, appendLogArgs(make([]any, 0, 11), r)...)
+		if err != nil {
+			return fmt.Errorf("sqlstore: insert log %q: %w", r.RequestID, err)
+		}
+		return nil
+	}
+	for i := range rows {
+		plainErr := insert(&rows[i])
+		if plainErr == nil {
+			continue
+		}
+		if ctx.Err() != nil || !isDataError(plainErr) {
+			return nil, plainErr
+		}
+		ascii := asciiRecord(rows[i])
+		err := insert(&ascii)
+		switch {
+		case err == nil:
+			if refused == nil {
+				refused = &audit.DataError{Err: plainErr}
+			}
+			refused.Escaped = append(refused.Escaped, rows[i].RequestID)
+		case ctx.Err() != nil || !isDataError(err):
+			return nil, err
+		default:
+			refused = rejectLog(refused, rows[i].RequestID, err)
+		}
+	}
+	return refused, nil
+}
+
+// rejectLog adds a record left out, for cause err, to refused.
+func rejectLog(refused *audit.DataError, requestID string, err error) *audit.DataError {
+	if refused == nil {
+		refused = &audit.DataError{Err: err}
+	}
+	refused.Rejected = append(refused.Rejected, requestID)
+	return refused
+}
+
+// appendLogArgs appends r's column values in logColumns order.
+func appendLogArgs(args []any, r *audit.Record) []any {
+	return append(args, r.RequestID, micros(r.Timestamp), r.KeyID, r.Provider, r.Model,
+		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry))
+}
+
+// isDataError reports whether err is the database refusing a row's data (a
+// value it cannot hold, a constraint, a trigger), as opposed to the database
+// or the connection failing.
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if len(pgErr.Code) != 5 {
+			return false
+		}
+		switch pgErr.Code[:2] {
+		case "22", // data exception: encoding, range, format
+			"23", // integrity constraint
+			"54", // program limit exceeded: e.g. an index row too large
+			"P0": // raised by a PL/pgSQL function (a trigger)
+			return true
+		}
+		return false
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG:
+			return true
+		}
+	}
+	return false
 }
 
 func (d *DB) insertLogsQuery(rows int) string {
@@ -78,6 +196,8 @@ func (d *DB) insertLogsQuery(rows int) string {
 // RequestID), and the number of matches ignoring Limit and Offset. A Limit
 // <= 0 means no limit; a negative Offset counts as 0. The count and the page
 // are read by two statements, so a concurrent insert may show in one only.
+// Filters are escaped as InsertLogs escapes text, so the value a caller sent
+// finds its record.
 func (d *DB) QueryLogs(ctx context.Context, q audit.Query) ([]audit.Record, int64, error) {
 	var (
 		where []string
@@ -92,7 +212,7 @@ func (d *DB) QueryLogs(ctx context.Context, q audit.Query) ([]audit.Record, int6
 	} {
 		if f.val != "" {
 			where = append(where, f.col+" = ?")
-			args = append(args, f.val)
+			args = append(args, escapeText(f.val))
 		}
 	}
 	cond := ""
@@ -192,7 +312,7 @@ func (d *DB) distinct(ctx context.Context, col string, since time.Time) ([]strin
 func (d *DB) SpendSince(ctx context.Context, keyID string, since time.Time) (float64, error) {
 	var spend float64
 	err := d.db.QueryRowContext(ctx, d.q(`SELECT CAST(COALESCE(SUM(cost), 0) AS DOUBLE PRECISION)
-		FROM audit_logs WHERE key_id = ? AND ts >= ?`), keyID, micros(since)).Scan(&spend)
+		FROM audit_logs WHERE key_id = ? AND ts >= ?`), escapeText(keyID), micros(since)).Scan(&spend)
 	if err != nil {
 		return 0, fmt.Errorf("sqlstore: spend since: %w", err)
 	}

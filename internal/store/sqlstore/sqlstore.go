@@ -21,6 +21,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -59,7 +60,9 @@ type DB struct {
 // url is postgres://… or postgresql://… for PostgreSQL (any pgx connection
 // parameter, e.g. search_path, may be given in the query), or for SQLite
 // sqlite:///abs/path.db, sqlite://relative/path.db, a bare file path, or
-// ":memory:" (one connection, gone when closed). SQLite databases run in WAL
+// ":memory:" (one connection, gone when closed). A new SQLite database file
+// is created 0600 (its -wal and -shm files follow its mode); an existing
+// file keeps its mode. SQLite databases run in WAL
 // mode with a busy timeout, foreign keys on and write transactions that take
 // the write lock at BEGIN, so concurrent writers wait instead of failing.
 func Open(ctx context.Context, url string) (*DB, error) {
@@ -70,6 +73,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	driver := "pgx"
 	if dialect == DialectSQLite {
 		driver = "sqlite"
+		if err := createSQLiteFile(dsn); err != nil {
+			return nil, err
+		}
 	}
 	sqldb, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -98,6 +104,33 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// sqliteFileMode is the mode of a database file Open creates: it holds key
+// hashes, sealed provider keys and the audit log. SQLite gives the -wal and
+// -shm files the database file's mode.
+const sqliteFileMode = 0o600
+
+// createSQLiteFile creates the database file of dsn, empty (an empty file is
+// an empty SQLite database), with sqliteFileMode when it does not exist yet,
+// since SQLite would create it 0644 (less the umask). An existing file keeps
+// its mode. In-memory databases and file: URIs are left to the driver.
+func createSQLiteFile(dsn string) error {
+	path, _, _ := strings.Cut(dsn, "?")
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, sqliteFileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: create sqlite database: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sqlstore: create sqlite database: %w", err)
+	}
+	return nil
 }
 
 // parseURL picks the dialect for url and returns the driver's DSN.

@@ -125,6 +125,81 @@ func ExerciseLogStore(t *testing.T, s audit.Store) {
 		}
 	})
 
+	t.Run("UnsafeBytes", func(t *testing.T) {
+		// A caller chooses the model name: NUL bytes and invalid UTF-8 in it
+		// (or in any text) must not fail the batch that carries it, which
+		// PostgreSQL's text type would refuse. Such values are stored escaped
+		// (Go's \xHH in the columns, JSON's \u0000 and \ufffd in the entry), and
+		// a query with the raw value finds the record.
+		ctx := t.Context()
+		key := "key-unsafe-" + tok
+		const n, bad = 60, 23
+		recs := make([]audit.Record, n)
+		for i := range recs {
+			recs[i] = audit.Record{RequestID: fmt.Sprintf("req-unsafe-%s-%02d", tok, i),
+				Timestamp: day.Add(time.Duration(i) * time.Second), KeyID: key,
+				Provider: "openai", Model: "gpt-4o-mini", Status: 200, Success: true, Tokens: 3, Cost: 0.25,
+				Entry: []byte(fmt.Sprintf(`{"i":%d,"model":"gpt-4o-mini"}`, i))}
+		}
+		raw := recs[bad]
+		raw.RequestID += "\x00"
+		raw.KeyID = key + "\x00\xc3"
+		raw.Provider = "open\xffai"
+		raw.Model = "gpt-4o-mini\x00\xe2\x82"
+		raw.Entry = []byte("{\"model\":\"gpt-4o-mini\x00\",\"note\":\"caf\xc3\xa9 \xff\xfe\"}")
+		recs[bad] = raw
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs(%d records, one with NUL bytes and invalid UTF-8): %v", n, err)
+		}
+
+		escaped := raw
+		escaped.RequestID = recs[bad].RequestID[:len(recs[bad].RequestID)-1] + `\x00`
+		escaped.KeyID = key + `\x00\xc3`
+		escaped.Provider = `open\xffai`
+		escaped.Model = `gpt-4o-mini\x00\xe2\x82`
+		escaped.Entry = []byte(`{"model":"gpt-4o-mini\u0000","note":"café \ufffd\ufffd"}`)
+		good := slices.Delete(slices.Clone(recs), bad, bad+1)
+		slices.Reverse(good) // newest first
+		tests := []struct {
+			name string
+			q    audit.Query
+			want []audit.Record
+		}{
+			{"the others, unchanged", audit.Query{KeyID: key}, good},
+			{"by the raw key", audit.Query{KeyID: raw.KeyID}, []audit.Record{escaped}},
+			{"by the raw model", audit.Query{Model: raw.Model}, []audit.Record{escaped}},
+			{"by the raw provider and key", audit.Query{Provider: raw.Provider, KeyID: raw.KeyID}, []audit.Record{escaped}},
+			{"by the escaped form", audit.Query{Model: escaped.Model, KeyID: escaped.KeyID}, []audit.Record{escaped}},
+			{"NUL matches nothing else", audit.Query{KeyID: key, Model: "gpt-4o-mini\x00"}, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, total, err := s.QueryLogs(t.Context(), tt.q)
+				if err != nil {
+					t.Fatalf("QueryLogs(%+q): %v", tt.q.Model, err)
+				}
+				if total != int64(len(tt.want)) {
+					t.Errorf("QueryLogs total: got %d, want %d", total, len(tt.want))
+				}
+				if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("QueryLogs (-want +got):\n%s", diff)
+				}
+			})
+		}
+		for _, k := range []string{key, raw.KeyID} {
+			if _, err := s.SpendSince(ctx, k, time.Time{}); err != nil {
+				t.Errorf("SpendSince(%+q): %v", k, err)
+			}
+		}
+		// A retried batch is still skipped whole.
+		if err := s.InsertLogs(ctx, recs); err != nil {
+			t.Fatalf("InsertLogs again: %v", err)
+		}
+		if _, total, err := s.QueryLogs(ctx, audit.Query{KeyID: raw.KeyID}); err != nil || total != 1 {
+			t.Errorf("QueryLogs after the retry: got %d records (%v), want 1", total, err)
+		}
+	})
+
 	t.Run("QueryFilters", func(t *testing.T) {
 		ctx := t.Context()
 		era := time.Date(2150, 1, 1, 0, 0, 0, 0, time.UTC)
