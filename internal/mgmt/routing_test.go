@@ -135,6 +135,8 @@ func TestRoutingBadRequests(t *testing.T) {
 		{"POST", "/api/routing/fallback-chains", `{"name":"Bad Name","targets":[{"provider":"a","model":"b"}]}`, "name"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[]}`, "targets"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[200]}`, "retry_on"},
+		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[429,400]}`, "retry_on"},
+		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[404]}`, "retry_on"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"max_retries":11}`, "max_retries"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"backoff_ms":70000}`, "backoff_ms"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b","weight":-1}]}`, "targets[0].weight"},

@@ -2,6 +2,7 @@ package route
 
 import (
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -46,7 +47,7 @@ const maxBackoff = time.Minute
 
 // Plan is the ordered list of decisions to try for one request, and when to
 // move on: attempt i (0 first) goes to Decisions[min(i, len-1)], and a retry
-// happens on a status in RetryOn (or a connection failure before the first
+// happens on a Retryable status (or a connection failure before the first
 // byte) while i < MaxRetries.
 type Plan struct {
 	Decisions  []Decision
@@ -61,8 +62,20 @@ func (p *Plan) Decision(attempt int) Decision {
 	return p.Decisions[max(0, min(attempt, len(p.Decisions)-1))]
 }
 
-// Retryable reports whether status sends the request on to the next attempt.
-func (p *Plan) Retryable(status int) bool { return slices.Contains(p.RetryOn, status) }
+// Retryable reports whether a provider's status sends the request on to the
+// next attempt: every status ≥ 500 (the provider failed, whatever RetryOn
+// lists: Anthropic's 529 "overloaded" too), and 408 or 429 when RetryOn
+// lists them. No other status moves on: the other 4xx are the caller's
+// request, which the next provider would refuse too.
+func (p *Plan) Retryable(status int) bool {
+	switch {
+	case status >= 500:
+		return true
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+		return slices.Contains(p.RetryOn, status)
+	}
+	return false
+}
 
 // Backoff is the wait before retry attempt (1 for the first retry):
 // exponential from BackoffMS with full jitter, at most a minute.

@@ -148,9 +148,6 @@ func TestPlanRetrySettings(t *testing.T) {
 	if diff := cmp.Diff([]int{429, 503}, p.RetryOn); diff != "" || p.MaxRetries != 2 || p.BackoffMS != 100 {
 		t.Errorf("chain settings: got retry_on %v, max_retries %d, backoff %d; want [429 503], 2, 100", p.RetryOn, p.MaxRetries, p.BackoffMS)
 	}
-	if !p.Retryable(503) || p.Retryable(500) || p.Retryable(400) {
-		t.Errorf("Retryable: got 503=%v 500=%v 400=%v, want true false false", p.Retryable(503), p.Retryable(500), p.Retryable(400))
-	}
 	if got := p.Decision(7).Provider.Name; got != "groq" {
 		t.Errorf("Target(7): got %s, want the last target groq", got)
 	}
@@ -167,6 +164,34 @@ func TestPlanRetrySettings(t *testing.T) {
 	}
 	if p.MaxRetries != 0 || len(p.Decisions) != 1 || p.Decisions[0].Strategy != "direct" {
 		t.Errorf("single target: got %+v, want one direct decision, no retries", p)
+	}
+}
+
+// TestRetryable checks which provider statuses move a plan on: every 5xx
+// whatever retry_on lists (Anthropic's 529 too), 408 and 429 only when
+// retry_on lists them, no other 4xx.
+func TestRetryable(t *testing.T) {
+	cases := []struct {
+		retryOn []int
+		yes, no []int
+	}{
+		{retryOn: []int{429, 503}, yes: []int{429, 500, 501, 502, 503, 504, 505, 529, 599}, no: []int{200, 400, 401, 404, 408, 409, 422}},
+		{retryOn: DefaultRetryOn, yes: []int{429, 500, 501, 505, 529}, no: []int{408, 400, 413}},
+		{retryOn: []int{408}, yes: []int{408, 500, 529}, no: []int{429, 400}},
+		{retryOn: []int{500}, yes: []int{500, 503, 529}, no: []int{408, 429}},
+	}
+	for _, c := range cases {
+		p := Plan{RetryOn: c.retryOn}
+		for _, s := range c.yes {
+			if !p.Retryable(s) {
+				t.Errorf("retry_on %v: Retryable(%d) = false, want true", c.retryOn, s)
+			}
+		}
+		for _, s := range c.no {
+			if p.Retryable(s) {
+				t.Errorf("retry_on %v: Retryable(%d) = true, want false", c.retryOn, s)
+			}
+		}
 	}
 }
 
