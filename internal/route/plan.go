@@ -1,9 +1,11 @@
 package route
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,6 +77,41 @@ func (p *Plan) Retryable(status int) bool {
 		return slices.Contains(p.RetryOn, status)
 	}
 	return false
+}
+
+// Exhausted is the error of a plan that gave up after attempts attempts,
+// the last of which failed with a Retryable status (status; 0 when the
+// provider did not answer) or a connection failure, last being the
+// client-safe error of that attempt. After one attempt (a plan of one
+// target, or a chain with max_retries 0) it is last itself: the caller sees
+// the provider's own failure. After two or more, it is a 503
+// "fallback_exhausted" (the spec's "fallback chain exhausted") naming the
+// chain, the last target and its status, with last's message; it keeps
+// last's Retry-After when last was a rate limit, and last as its cause.
+func (p *Plan) Exhausted(attempts, status int, last error) error {
+	if attempts < 2 || last == nil {
+		return last
+	}
+	e := apierr.From(last)
+	target := "target"
+	if len(p.Decisions) > 0 {
+		d := p.Decision(attempts - 1)
+		target = d.Provider.Name + "/" + d.Model
+	}
+	what := "fallback chain " + strconv.Quote(p.Chain)
+	if p.Chain == "" {
+		what = "the routing plan"
+	}
+	how := "without an answer"
+	if status != 0 {
+		how = "with HTTP " + strconv.Itoa(status)
+	}
+	out := apierr.Wrap(apierr.Unavailable, "fallback_exhausted",
+		fmt.Sprintf("%s exhausted after %d attempts; the last, %s, failed %s: %s", what, attempts, target, how, e.Message), last)
+	if e.Kind == apierr.RateLimited {
+		out.RetryAfter = e.RetryAfter
+	}
+	return out
 }
 
 // Backoff is the wait before retry attempt (1 for the first retry):

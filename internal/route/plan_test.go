@@ -1,6 +1,7 @@
 package route
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -349,5 +350,57 @@ func TestPlanConfigSwap(t *testing.T) {
 	cfg = &Config{DefaultProvider: "groq"}
 	if p, _ := r.Plan("other", now); targets(p)[0] != "groq/other" {
 		t.Errorf("after swap: got %v, want groq/other", targets(p))
+	}
+}
+
+// TestExhausted checks the error of a plan that gave up: 503 naming the
+// chain and the last provider's failure after two attempts or more, the
+// provider's own error after one.
+func TestExhausted(t *testing.T) {
+	fast := chain3("fast")
+	p, err := planner(&Config{Chains: []Chain{fast}}, Sources{}).Plan("fast", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overloaded := &apierr.Error{Kind: apierr.UpstreamError, Code: "upstream_overloaded", Message: "groq failed (HTTP 529): Overloaded"}
+	limited := &apierr.Error{Kind: apierr.RateLimited, Code: "upstream_rate_limited", Message: "anthropic rate limit: slow down", RetryAfter: 2 * time.Second}
+	refused := &apierr.Error{Kind: apierr.UpstreamError, Code: "upstream_error", Message: "groq: connection refused"}
+	cases := []struct {
+		name       string
+		attempts   int
+		status     int
+		last       error
+		want       *apierr.Error // nil: the last error unchanged
+		retryAfter time.Duration
+	}{
+		{name: "one attempt keeps the provider's error", attempts: 1, status: 529, last: overloaded},
+		{name: "529 after three attempts", attempts: 3, status: 529, last: overloaded, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 3 attempts; the last, groq/llama, failed with HTTP 529: groq failed (HTTP 529): Overloaded`}},
+		{name: "429 keeps its Retry-After", attempts: 2, status: 429, last: limited, retryAfter: 2 * time.Second, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 2 attempts; the last, anthropic/claude-sonnet-4, failed with HTTP 429: anthropic rate limit: slow down`}},
+		{name: "no answer", attempts: 3, status: 0, last: refused, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 3 attempts; the last, groq/llama, failed without an answer: groq: connection refused`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := p.Exhausted(c.attempts, c.status, c.last)
+			if c.want == nil {
+				if got != c.last {
+					t.Fatalf("Exhausted: got %v, want the last error unchanged", got)
+				}
+				return
+			}
+			e := apierr.From(got)
+			if e.Kind != c.want.Kind || e.Code != c.want.Code || e.Message != c.want.Message || e.RetryAfter != c.retryAfter {
+				t.Errorf("Exhausted:\n got %s %s %q retry after %v\nwant %s %s %q retry after %v",
+					e.Kind, e.Code, e.Message, e.RetryAfter, c.want.Kind, c.want.Code, c.want.Message, c.retryAfter)
+			}
+			if e.Status() != 503 {
+				t.Errorf("Exhausted: status %d, want 503", e.Status())
+			}
+			if !errors.Is(got, c.last) {
+				t.Errorf("Exhausted: the last failure is not its cause")
+			}
+		})
 	}
 }
