@@ -140,37 +140,38 @@ func (r *Resolver) config() *Config {
 	return emptyConfig
 }
 
-// Plan returns the decisions to try for model at now: the forced provider
-// while it is in force, first; then a chain named by model, or the chain
+// Plan returns the decisions to try for model at now. While a provider is
+// forced, it alone (Forced); else a chain named by model, or the chain
 // whose first target is what model resolves to (through a model-map alias,
 // a <provider>/ prefix, a family or the default provider), its targets
 // ordered by the strategy, providers over their daily budget dropped and
-// unhealthy targets last; else the single resolved target.
+// unhealthy targets last; else the intelligent router's chain for a model
+// that names no provider (intelligentChain); else the single resolved
+// target.
 func (r *Resolver) Plan(model string, now time.Time) (Plan, error) {
 	cfg := r.config()
-	var forced []Decision
 	if name, ok := cfg.ActiveForced(now); ok {
-		if p, ok := r.reg.Lookup(name); ok {
-			forced = append(forced, Decision{Provider: p, Model: r.forcedModel(cfg, name, model),
-				Strategy: "forced", Reason: "forced:" + name})
-		}
+		return r.planForced(cfg, name, model, now)
 	}
-	plan, err := r.plan(cfg, model, now)
-	if len(forced) == 0 {
-		return plan, err
+	return r.plan(cfg, model, now)
+}
+
+// planForced is the plan while provider name is forced: that provider
+// alone, whatever its health, with no fallback and no retry ("all requests
+// go to the named provider"). A forced provider this process does not know,
+// or one over its daily budget, leaves no provider: 503.
+func (r *Resolver) planForced(cfg *Config, name, model string, now time.Time) (Plan, error) {
+	p, ok := r.reg.Lookup(name)
+	if !ok {
+		return Plan{}, apierr.Newf(apierr.Unavailable, "no_provider",
+			"provider %q is forced but not configured here: configure it or clear the forced provider", name)
 	}
-	if err != nil {
-		return Plan{Decisions: forced, RetryOn: slices.Clone(DefaultRetryOn)}, nil
+	if r.src.Budgets != nil && r.src.Budgets.OverDailyBudget(p.Name, now) {
+		return Plan{}, apierr.Newf(apierr.Unavailable, "provider_over_budget",
+			"provider %q is forced and has reached its daily budget", p.Name)
 	}
-	f := forced[0]
-	for _, d := range plan.Decisions {
-		if d.Provider != f.Provider || d.Model != f.Model {
-			forced = append(forced, d)
-		}
-	}
-	plan.Decisions = forced
-	plan.MaxRetries = min(MaxRetries, max(plan.MaxRetries, len(forced)-1))
-	return plan, nil
+	d := Decision{Provider: p, Model: r.forcedModel(cfg, name, model), Strategy: "forced", Reason: "forced:" + name}
+	return Plan{Decisions: []Decision{d}, RetryOn: slices.Clone(DefaultRetryOn)}, nil
 }
 
 func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) {

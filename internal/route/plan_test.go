@@ -93,14 +93,24 @@ func TestPlanRules(t *testing.T) {
 			want: []string{"openai/gpt-4o", "anthropic/claude-sonnet-4", "groq/llama"}, chain: "fast"},
 		{name: "not a first target: no chain", cfg: Config{Chains: []Chain{fast}}, model: "claude-sonnet-4",
 			want: []string{"anthropic/claude-sonnet-4"}},
-		{name: "forced first, then the chain", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}}, model: "fast",
-			want: []string{"groq/llama", "openai/gpt-4o", "anthropic/claude-sonnet-4"}, chain: "fast"},
+		// A forced provider is exclusive: nothing behind it.
+		{name: "forced takes a chain's request alone", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}}, model: "fast",
+			want: []string{"groq/llama"}},
+		{name: "forced, chain without the forced provider: its first model", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "fast",
+			want: []string{"mistral/gpt-4o"}},
 		{name: "forced, bare model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "gpt-4o",
-			want: []string{"mistral/gpt-4o", "openai/gpt-4o"}},
+			want: []string{"mistral/gpt-4o"}},
 		{name: "forced, prefixed model keeps the model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "groq/llama",
-			want: []string{"mistral/llama", "groq/llama"}},
+			want: []string{"mistral/llama"}},
+		{name: "forced, alias: the alias's model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}, ModelMap: map[string]string{"smart": "anthropic/claude-opus"}}, model: "smart",
+			want: []string{"mistral/claude-opus"}},
+		{name: "forced, unhealthy: still alone", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}},
+			src: Sources{Health: fakeHealth{unhealthy: map[string]bool{"groq/llama": true}}}, model: "fast", want: []string{"groq/llama"}},
 		{name: "forced expired", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now}}, model: "gpt-4o", want: []string{"openai/gpt-4o"}},
-		{name: "forced unknown provider ignored", cfg: Config{Forced: &Forced{Provider: "nope", Until: now.Add(time.Minute)}}, model: "gpt-4o", want: []string{"openai/gpt-4o"}},
+		{name: "forced unknown provider: no provider", cfg: Config{Forced: &Forced{Provider: "nope", Until: now.Add(time.Minute)}}, model: "gpt-4o",
+			errKind: apierr.Unavailable, errCode: "no_provider"},
+		{name: "forced over budget: no fallback", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}},
+			src: Sources{Budgets: fakeBudgets{"groq": true}}, model: "fast", errKind: apierr.Unavailable, errCode: "provider_over_budget"},
 		{name: "over budget excluded from chain", cfg: Config{Chains: []Chain{fast}}, src: Sources{Budgets: fakeBudgets{"openai": true}}, model: "fast",
 			want: []string{"anthropic/claude-sonnet-4", "groq/llama"}, chain: "fast"},
 		{name: "over budget first target: chain takes over", cfg: Config{Chains: []Chain{fast}}, src: Sources{Budgets: fakeBudgets{"openai": true}}, model: "gpt-4o",
@@ -133,6 +143,9 @@ func TestPlanRules(t *testing.T) {
 			}
 			if p.Chain != c.chain {
 				t.Errorf("Plan(%q).Chain: got %q, want %q", c.model, p.Chain, c.chain)
+			}
+			if d := p.Decisions[0]; d.Strategy == "forced" && (p.MaxRetries != 0 || len(p.Decisions) != 1 || d.Reason != "forced:"+d.Provider.Name) {
+				t.Errorf("Plan(%q) forced: got %d decisions, max_retries %d, reason %q; want one, 0, forced:<provider>", c.model, len(p.Decisions), p.MaxRetries, d.Reason)
 			}
 		})
 	}
