@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/svc-gateway/svc/internal/provider"
 )
 
@@ -15,11 +17,17 @@ func (f latencies) LatencyP95(p, _ string) time.Duration {
 }
 func (f latencies) Healthy(p, _ string) bool { return f[p] < time.Hour }
 
+// TestIntelligentRouter checks that a model naming no provider is planned
+// among the providers whose <PROVIDER>_ENABLED is true (the default provider
+// first when it is one of them), and by the default provider alone when none
+// is enabled.
 func TestIntelligentRouter(t *testing.T) {
 	openai := &provider.Provider{Name: "openai", Families: []string{"gpt-"}}
+	openaiOn := &provider.Provider{Name: "openai", Families: []string{"gpt-"}, Enabled: true}
 	groq := &provider.Provider{Name: "groq", Enabled: true}
 	mistral := &provider.Provider{Name: "mistral", Enabled: true}
 	off := &provider.Provider{Name: "together"}
+	offGroq := &provider.Provider{Name: "groq"}
 	reg := provider.NewRegistry("openai", openai, groq, mistral, off)
 	names := func(p Plan) []string {
 		var out []string
@@ -30,35 +38,35 @@ func TestIntelligentRouter(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
+		reg     *provider.Registry
 		cfg     Config
 		health  Health
 		model   string
 		want    []string
+		chain   string
 		retries int
 	}{
-		{"no inference: default then the enabled providers", Config{}, nil, "llama-3.3-70b", []string{"openai", "groq", "mistral"}, 2},
-		{"latency orders them", Config{Strategy: Strategy{Name: StrategyLatency}}, latencies{"openai": 900 * time.Millisecond, "groq": 100 * time.Millisecond, "mistral": 300 * time.Millisecond}, "llama-3.3-70b", []string{"groq", "mistral", "openai"}, 2},
-		{"unhealthy last", Config{}, latencies{"openai": 2 * time.Hour}, "llama-3.3-70b", []string{"groq", "mistral", "openai"}, 2},
-		{"a family is not guessed", Config{}, nil, "gpt-4o", []string{"openai"}, 0},
-		{"a prefix is not guessed", Config{}, nil, "groq/llama", []string{"groq"}, 0},
-		{"an alias is not guessed", Config{ModelMap: map[string]string{"fast": "groq/llama"}}, nil, "fast", []string{"groq"}, 0},
+		{"the enabled providers only, not a default that is not enabled", reg, Config{}, nil, "llama-3.3-70b", []string{"groq", "mistral"}, "intelligent", 1},
+		{"an enabled default goes first", provider.NewRegistry("openai", openaiOn, groq, mistral, off), Config{}, nil, "llama-3.3-70b", []string{"openai", "groq", "mistral"}, "intelligent", 2},
+		{"the configured default, enabled, goes first", reg, Config{DefaultProvider: "mistral"}, nil, "llama-3.3-70b", []string{"mistral", "groq"}, "intelligent", 1},
+		{"one enabled provider takes it alone", provider.NewRegistry("openai", openai, groq, off), Config{}, nil, "llama-3.3-70b", []string{"groq"}, "intelligent", 0},
+		{"none enabled: the default alone", provider.NewRegistry("openai", openai, offGroq, off), Config{}, nil, "llama-3.3-70b", []string{"openai"}, "", 0},
+		{"latency orders them", reg, Config{Strategy: Strategy{Name: StrategyLatency}}, latencies{"openai": 50 * time.Millisecond, "groq": 300 * time.Millisecond, "mistral": 100 * time.Millisecond}, "llama-3.3-70b", []string{"mistral", "groq"}, "intelligent", 1},
+		{"unhealthy last", reg, Config{}, latencies{"groq": 2 * time.Hour}, "llama-3.3-70b", []string{"mistral", "groq"}, "intelligent", 1},
+		{"a family is not guessed", reg, Config{}, nil, "gpt-4o", []string{"openai"}, "", 0},
+		{"a prefix is not guessed", reg, Config{}, nil, "together/llama", []string{"together"}, "", 0},
+		{"an alias is not guessed", reg, Config{ModelMap: map[string]string{"fast": "together/llama"}}, nil, "fast", []string{"together"}, "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
-			r := NewResolver(reg).WithSources(Sources{Config: func() *Config { return &cfg }, Health: c.health})
+			r := NewResolver(c.reg).WithSources(Sources{Config: func() *Config { return &cfg }, Health: c.health})
 			p, err := r.Plan(c.model, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := names(p)
-			if len(got) != len(c.want) || p.MaxRetries != c.retries {
-				t.Fatalf("plan %v (retries %d), want %v (retries %d)", got, p.MaxRetries, c.want, c.retries)
-			}
-			for i := range got {
-				if got[i] != c.want[i] {
-					t.Fatalf("plan %v, want %v", got, c.want)
-				}
+			if diff := cmp.Diff(c.want, names(p)); diff != "" || p.MaxRetries != c.retries || p.Chain != c.chain {
+				t.Fatalf("plan %v (chain %q, retries %d), want %v (chain %q, retries %d)", names(p), p.Chain, p.MaxRetries, c.want, c.chain, c.retries)
 			}
 			for _, d := range p.Decisions {
 				if d.Model != p.Decisions[0].Model {
@@ -66,10 +74,5 @@ func TestIntelligentRouter(t *testing.T) {
 				}
 			}
 		})
-	}
-	// Without enabled providers the default alone serves.
-	r := NewResolver(provider.NewRegistry("openai", openai, off))
-	if p, err := r.Plan("llama", time.Now()); err != nil || len(p.Decisions) != 1 {
-		t.Errorf("no enabled provider: %v %v, want the default alone", names(p), err)
 	}
 }
