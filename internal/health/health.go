@@ -53,7 +53,7 @@ type Figures struct {
 
 // Tracker records observations and serves the figures.
 type Tracker struct {
-	kv  store.KV
+	kv  Store
 	log *slog.Logger
 	now func() time.Time
 
@@ -64,8 +64,17 @@ type Tracker struct {
 	figures atomic.Pointer[map[string]Figures]
 }
 
+// Store is where the figures are shared: store.Counters' IncrBy for the
+// minute buckets, store.Values' Get to read them back, and store.Logs for
+// the list of series (memkv, rediskv).
+type Store interface {
+	store.Logs
+	Get(ctx context.Context, key string) ([]byte, error)
+	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
+}
+
 // New returns a tracker; Run flushes and refreshes it.
-func New(kv store.KV, log *slog.Logger) *Tracker {
+func New(kv Store, log *slog.Logger) *Tracker {
 	t := &Tracker{kv: kv, log: log, now: time.Now, pending: map[string]*series{}, known: map[string]struct{}{}, flight: map[string]*atomic.Int64{}}
 	empty := map[string]Figures{}
 	t.figures.Store(&empty)

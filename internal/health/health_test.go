@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func exercise(t *testing.T, kv store.KV) {
+func exercise(t *testing.T, kv Store) {
 	ctx := context.Background()
 	a, b := New(kv, quiet()), New(kv, quiet())
 	// Two replicas serve the same provider+model.
