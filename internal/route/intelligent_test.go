@@ -76,3 +76,57 @@ func TestIntelligentRouter(t *testing.T) {
 		})
 	}
 }
+
+// TestIntelligentWithoutDefault checks that a model naming no provider is
+// served by the enabled providers when no default provider is configured.
+func TestIntelligentWithoutDefault(t *testing.T) {
+	reg := provider.NewRegistry("nope", &provider.Provider{Name: "groq", Enabled: true}, &provider.Provider{Name: "together"})
+	p, err := NewResolver(reg).Plan("llama", time.Now())
+	if err != nil || len(p.Decisions) != 1 || p.Decisions[0].Provider.Name != "groq" || p.Chain != "intelligent" {
+		t.Errorf("no default provider: got %+v, %v; want groq by the intelligent router", p, err)
+	}
+	reg = provider.NewRegistry("nope", &provider.Provider{Name: "together"})
+	if _, err := NewResolver(reg).Plan("llama", time.Now()); err == nil {
+		t.Errorf("no default and none enabled: got a plan, want no_provider")
+	}
+}
+
+// TestActive checks where the routing status says a request naming no
+// provider goes.
+func TestActive(t *testing.T) {
+	openai := &provider.Provider{Name: "openai"}
+	openaiOn := &provider.Provider{Name: "openai", Enabled: true}
+	groq := &provider.Provider{Name: "groq", Enabled: true}
+	mistral := &provider.Provider{Name: "mistral", Enabled: true}
+	offGroq := &provider.Provider{Name: "groq"}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		reg  *provider.Registry
+		cfg  Config
+		want Active
+	}{
+		{"none enabled: the default alone", provider.NewRegistry("openai", openai, offGroq), Config{},
+			Active{Provider: "openai", Providers: []string{"openai"}}},
+		{"the configured default", provider.NewRegistry("openai", openai, offGroq), Config{DefaultProvider: "groq"},
+			Active{Provider: "groq", Providers: []string{"groq"}}},
+		{"enabled providers, default not among them", provider.NewRegistry("openai", openai, groq, mistral), Config{},
+			Active{Provider: "groq", Chain: "intelligent", Providers: []string{"groq", "mistral"}}},
+		{"enabled default first", provider.NewRegistry("openai", openaiOn, groq, mistral), Config{},
+			Active{Provider: "openai", Chain: "intelligent", Providers: []string{"openai", "groq", "mistral"}}},
+		{"forced alone", provider.NewRegistry("openai", openaiOn, groq), Config{Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}},
+			Active{Provider: "groq", Forced: true, Providers: []string{"groq"}}},
+		{"forced expired", provider.NewRegistry("openai", openai, offGroq), Config{Forced: &Forced{Provider: "groq", Until: now}},
+			Active{Provider: "openai", Providers: []string{"openai"}}},
+		{"nothing configured", provider.NewRegistry("nope", offGroq), Config{}, Active{Providers: []string{}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			got := NewResolver(c.reg).WithSources(Sources{Config: func() *Config { return &cfg }}).Active(now)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("Active (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

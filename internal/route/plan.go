@@ -180,6 +180,10 @@ func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) 
 	}
 	d, err := r.resolveConfigured(cfg, model)
 	if err != nil {
+		// No default provider: the enabled providers may still serve.
+		if ch := r.intelligentChain(cfg, model, nil); ch != nil {
+			return r.planChain(cfg, ch, now)
+		}
 		return Plan{}, err
 	}
 	for i := range cfg.Chains {
@@ -188,7 +192,7 @@ func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) 
 			return r.planChain(cfg, ch, now)
 		}
 	}
-	if ch := r.intelligentChain(cfg, model, d); ch != nil {
+	if ch := r.intelligentChain(cfg, model, d.Provider); ch != nil {
 		return r.planChain(cfg, ch, now)
 	}
 	if r.src.Budgets != nil && r.src.Budgets.OverDailyBudget(d.Provider.Name, now) {
@@ -208,13 +212,18 @@ func (r *Resolver) resolveConfigured(cfg *Config, model string) (Decision, error
 			}
 		}
 	}
-	deflt := r.reg.Default()
+	return r.resolve(model, r.defaultName(cfg))
+}
+
+// defaultName is the default provider: the configuration's when this
+// process knows it, else the registry's (SVC_DEFAULT_PROVIDER).
+func (r *Resolver) defaultName(cfg *Config) string {
 	if cfg.DefaultProvider != "" {
 		if _, ok := r.reg.Lookup(cfg.DefaultProvider); ok {
-			deflt = cfg.DefaultProvider
+			return cfg.DefaultProvider
 		}
 	}
-	return r.resolve(model, deflt)
+	return r.reg.Default()
 }
 
 // forcedModel is the model sent to the forced provider for model.
@@ -385,13 +394,4 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// Failure is the last failed attempt, as GET /api/routing/status shows it.
-type Failure struct {
-	Provider string    `json:"provider"`
-	Model    string    `json:"model"`
-	Status   int       `json:"status"`
-	Message  string    `json:"message"`
-	At       time.Time `json:"at"`
 }
