@@ -14,7 +14,8 @@ import (
 )
 
 // Health gives the figures the least_connections and latency strategies
-// order by, per provider and model. A zero latency means "not measured".
+// order by, per provider and model: LatencyP95 is the p95 latency as a
+// rolling moving average (health.Tracker); zero means "not measured".
 type Health interface {
 	InFlight(provider, model string) int64
 	LatencyP95(provider, model string) time.Duration
