@@ -186,7 +186,11 @@ func (c *Config) Validate() error {
 	for i := range c.Chains {
 		ch := &c.Chains[i]
 		if err := ch.Validate(); err != nil {
-			return err
+			// Name the chain: a chain stored before a rule tightened
+			// refuses every later change until it is fixed.
+			e := *apierr.From(err)
+			e.Message = fmt.Sprintf("fallback chain %q: %s", ch.Name, e.Message)
+			return &e
 		}
 		if seen[ch.Name] {
 			return apierr.BadParam("name", "fallback chain %q is defined twice", ch.Name)

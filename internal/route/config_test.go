@@ -86,6 +86,17 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateNamesTheChain checks that a configuration refused for one of
+// its chains (say one stored before retry_on was narrowed) names that chain.
+func TestValidateNamesTheChain(t *testing.T) {
+	ch := chain3("old")
+	ch.RetryOn = []int{404}
+	err := (&Config{Chains: []Chain{ch}}).Validate()
+	if e := apierr.From(err); err == nil || e.Param != "retry_on" || !strings.HasPrefix(e.Message, `fallback chain "old": `) {
+		t.Errorf("Validate: got %v, want a bad retry_on naming chain \"old\"", err)
+	}
+}
+
 func TestChainDefaults(t *testing.T) {
 	ch := chain3("x")
 	ch.RetryOn = nil
