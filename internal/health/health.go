@@ -138,16 +138,20 @@ func (t *Tracker) Start(provider, model string) func(latency time.Duration, fail
 	f.Add(1)
 	return func(latency time.Duration, failed bool) {
 		f.Add(-1)
-		t.Observe(provider, model, latency, failed)
+		t.observe(k, provider, latency, failed)
 	}
 }
 
 // Observe records one finished call; failed means the provider failed it
 // (5xx, 429, no answer), not the caller's mistake.
 func (t *Tracker) Observe(provider, model string, latency time.Duration, failed bool) {
+	t.observe(t.seriesKey(provider, model), provider, latency, failed)
+}
+
+// observe records one finished call of series k, of provider.
+func (t *Tracker) observe(k, provider string, latency time.Duration, failed bool) {
 	ms := latency.Milliseconds()
 	b := sort.Search(len(bucketBounds), func(i int) bool { return ms <= bucketBounds[i] })
-	k := t.seriesKey(provider, model)
 	slot := t.now().Unix() / probeSlotSeconds
 	t.mu.Lock()
 	s := t.pending[k]
