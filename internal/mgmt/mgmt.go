@@ -36,8 +36,13 @@ type Deps struct {
 	Limits *limit.Limiter
 	// Health serves GET /api/providers/perf (may be nil).
 	Health *health.Tracker
-	// Routing serves /api/routing/* (may be nil); LastFailure feeds its status.
-	Routing     *route.Live
+	// Routing serves /api/routing/* (may be nil); Resolver and Failures
+	// feed its status (see RoutingDeps).
+	Routing  *route.Live
+	Resolver *route.Resolver
+	Failures FailureLog
+	// Deprecated: read only while Failures is nil (this process's failures
+	// alone); set Failures.
 	LastFailure func() *route.Failure
 	// Cache serves /api/metacache/* (may be nil).
 	Cache *cache.Admin
@@ -85,11 +90,11 @@ func (a *API) Handler() http.Handler {
 		admin.HandleFunc("POST /api/metacache/flush", a.metacacheFlush)
 	}
 	if a.d.Routing != nil {
-		if a.d.LastFailure != nil {
-			NewRoutingAPI(a.d.Routing, a.d.Now, a.d.LastFailure).Register(admin)
-		} else {
-			NewRoutingAPI(a.d.Routing, a.d.Now).Register(admin)
+		failures := a.d.Failures
+		if failures == nil && a.d.LastFailure != nil {
+			failures = lastFailureFunc(a.d.LastFailure)
 		}
+		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: failures, Now: a.d.Now}).Register(admin)
 	}
 	admin.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))

@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,22 +19,45 @@ const maxForceSeconds = 30 * 24 * 60 * 60
 // routing status. Every change goes through route.Live, so it is stored and
 // reaches every replica within a second.
 type RoutingAPI struct {
-	live        *route.Live
-	now         func() time.Time
-	lastFailure func() *route.Failure
+	live     *route.Live
+	resolver *route.Resolver
+	failures FailureLog
+	now      func() time.Time
 }
 
-// NewRoutingAPI returns the routing handlers over live. now defaults to
-// time.Now; lastFailure, when given, feeds the status's last_failure.
-func NewRoutingAPI(live *route.Live, now func() time.Time, lastFailure ...func() *route.Failure) *RoutingAPI {
-	if now == nil {
-		now = time.Now
+// FailureLog gives the fleet's last failed provider attempt
+// (route.Failures): nil when none is known.
+type FailureLog interface {
+	Last(ctx context.Context) (*route.Failure, error)
+}
+
+// lastFailureFunc is the in-process last failure of Deps.LastFailure, until
+// the wiring passes route.Failures.
+type lastFailureFunc func() *route.Failure
+
+func (f lastFailureFunc) Last(context.Context) (*route.Failure, error) { return f(), nil }
+
+// RoutingDeps are what the routing API reads.
+type RoutingDeps struct {
+	// Live holds the routing configuration (required).
+	Live *route.Live
+	// Resolver, planning with Live's configuration, says where a model
+	// naming no provider goes: the status's active_provider and
+	// fallback_chain. Nil: the forced provider, else the configured default,
+	// and no chain.
+	Resolver *route.Resolver
+	// Failures feeds the status's last_failure (nil: always null).
+	Failures FailureLog
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// NewRoutingAPI returns the routing handlers.
+func NewRoutingAPI(d RoutingDeps) *RoutingAPI {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	a := &RoutingAPI{live: live, now: now}
-	if len(lastFailure) > 0 {
-		a.lastFailure = lastFailure[0]
-	}
-	return a
+	return &RoutingAPI{live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now}
 }
 
 // Register adds the routing routes to mux (which the caller puts behind the
@@ -317,23 +341,35 @@ func (a *RoutingAPI) listBudgets(w http.ResponseWriter, _ *http.Request) {
 }
 
 type statusView struct {
-	Strategy        strategyBody           `json:"strategy"`
-	DefaultProvider string                 `json:"default_provider"`
-	ActiveProvider  string                 `json:"active_provider"` // forced, else default
-	Forced          *forcedView            `json:"forced"`          // null when none is in force
-	Chains          []route.Chain          `json:"chains"`
-	ModelMap        map[string]string      `json:"model_map"`
-	Budgets         []route.ProviderBudget `json:"budgets"`
-	LastFailure     *route.Failure         `json:"last_failure"`
-	Version         int64                  `json:"version"`
+	Strategy        strategyBody `json:"strategy"`
+	DefaultProvider string       `json:"default_provider"`
+	// ActiveProvider is where a model naming no provider goes first: the
+	// forced provider, else the intelligent router's first, else the default.
+	ActiveProvider string `json:"active_provider"`
+	// FallbackChain is the chain such a model goes through: the intelligent
+	// router's enabled providers; null when one provider serves alone.
+	FallbackChain *activeChainView       `json:"fallback_chain"`
+	Forced        *forcedView            `json:"forced"` // null when none is in force
+	Chains        []route.Chain          `json:"chains"`
+	ModelMap      map[string]string      `json:"model_map"`
+	Budgets       []route.ProviderBudget `json:"budgets"`
+	// LastFailure is the fleet's last failed provider attempt.
+	LastFailure *route.Failure `json:"last_failure"`
+	Version     int64          `json:"version"`
 }
 
-func (a *RoutingAPI) status(w http.ResponseWriter, _ *http.Request) {
+type activeChainView struct {
+	Name      string   `json:"name"`
+	Providers []string `json:"providers"`
+}
+
+func (a *RoutingAPI) status(w http.ResponseWriter, r *http.Request) {
 	c := a.live.Current()
 	name := c.Strategy.Name
 	if name == "" {
 		name = route.StrategyPriority
 	}
+	now := a.now()
 	v := statusView{
 		Strategy:        strategyBody{Strategy: name, Weights: c.Strategy.Weights},
 		DefaultProvider: c.DefaultProvider,
@@ -343,9 +379,16 @@ func (a *RoutingAPI) status(w http.ResponseWriter, _ *http.Request) {
 		Budgets:         c.Budgets,
 		Version:         a.live.Version(),
 	}
-	if p, ok := c.ActiveForced(a.now()); ok {
+	if p, ok := c.ActiveForced(now); ok {
 		v.ActiveProvider = p
 		v.Forced = &forcedView{Provider: p, Until: c.Forced.Until}
+	}
+	if a.resolver != nil {
+		act := a.resolver.Active(now)
+		v.ActiveProvider = act.Provider
+		if act.Chain != "" {
+			v.FallbackChain = &activeChainView{Name: act.Chain, Providers: act.Providers}
+		}
 	}
 	if v.Chains == nil {
 		v.Chains = []route.Chain{}
@@ -356,8 +399,15 @@ func (a *RoutingAPI) status(w http.ResponseWriter, _ *http.Request) {
 	if v.Budgets == nil {
 		v.Budgets = []route.ProviderBudget{}
 	}
-	if a.lastFailure != nil {
-		v.LastFailure = a.lastFailure()
+	if a.failures != nil {
+		ctx, cancel := ctxTimeout(r)
+		defer cancel()
+		f, err := a.failures.Last(ctx)
+		if err != nil {
+			apierr.Write(w, apierr.Wrap(apierr.Unavailable, "store_unavailable", "could not read the last failure from the store", err))
+			return
+		}
+		v.LastFailure = f
 	}
 	writeJSON(w, http.StatusOK, v)
 }

@@ -1,7 +1,9 @@
 package mgmt_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/svc-gateway/svc/internal/mgmt"
+	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
@@ -23,9 +26,12 @@ type routingEnv struct {
 	srv  *httptest.Server
 	live *route.Live
 	db   *sqlstore.DB
+	kv   *memkv.KV
 }
 
-func newRoutingEnv(t *testing.T, lastFailure ...func() *route.Failure) *routingEnv {
+// newRoutingEnv serves the routing API; setup, when given, completes its
+// deps (Live and Now are set).
+func newRoutingEnv(t *testing.T, setup ...func(*mgmt.RoutingDeps, *memkv.KV)) *routingEnv {
 	t.Helper()
 	db, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "svc.db"))
 	if err != nil {
@@ -35,11 +41,15 @@ func newRoutingEnv(t *testing.T, lastFailure ...func() *route.Failure) *routingE
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
 	live := route.NewLive(db, kv, nil)
+	d := mgmt.RoutingDeps{Live: live, Now: func() time.Time { return testNow }}
+	for _, f := range setup {
+		f(&d, kv)
+	}
 	mux := http.NewServeMux()
-	mgmt.NewRoutingAPI(live, func() time.Time { return testNow }, lastFailure...).Register(mux)
+	mgmt.NewRoutingAPI(d).Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &routingEnv{srv: srv, live: live, db: db}
+	return &routingEnv{srv: srv, live: live, db: db, kv: kv}
 }
 
 // do sends body (JSON text, or "" for none) and decodes the answer into a
@@ -135,6 +145,8 @@ func TestRoutingBadRequests(t *testing.T) {
 		{"POST", "/api/routing/fallback-chains", `{"name":"Bad Name","targets":[{"provider":"a","model":"b"}]}`, "name"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[]}`, "targets"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[200]}`, "retry_on"},
+		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[429,400]}`, "retry_on"},
+		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"retry_on":[404]}`, "retry_on"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"max_retries":11}`, "max_retries"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b"}],"backoff_ms":70000}`, "backoff_ms"},
 		{"POST", "/api/routing/fallback-chains", `{"name":"x","targets":[{"provider":"a","model":"b","weight":-1}]}`, "targets[0].weight"},
@@ -171,8 +183,19 @@ func TestRoutingBadRequests(t *testing.T) {
 }
 
 func TestRoutingSettingsAndStatus(t *testing.T) {
-	failure := &route.Failure{Provider: "openai", Model: "gpt-4o", Status: 503, Message: "upstream unavailable", At: testNow.Add(-time.Minute)}
-	e := newRoutingEnv(t, func() *route.Failure { return failure })
+	// The management API runs in its own process: it learns the last
+	// failure through the store, and plans with its own resolver.
+	reg := provider.NewRegistry("openai", &provider.Provider{Name: "openai"},
+		&provider.Provider{Name: "anthropic", Enabled: true}, &provider.Provider{Name: "groq", Enabled: true})
+	e := newRoutingEnv(t, func(d *mgmt.RoutingDeps, kv *memkv.KV) {
+		d.Failures = route.NewFailures(kv, nil)
+		d.Resolver = route.NewResolver(reg).WithSources(route.Sources{Config: d.Live.Current})
+	})
+	proxy := route.NewFailures(e.kv, nil)
+	proxy.Note(route.Failure{Provider: "openai", Model: "gpt-4o", Chain: "main", Status: 529, Message: "openai failed (HTTP 529)", At: testNow.Add(-time.Minute)})
+	if err := proxy.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	steps := []struct {
 		method, path, body string
 		want               int
@@ -228,8 +251,11 @@ func TestRoutingSettingsAndStatus(t *testing.T) {
 	if s, _ := out["strategy"].(map[string]any); s["strategy"] != "latency" {
 		t.Errorf("status strategy: got %v, want latency", out["strategy"])
 	}
-	if lf, _ := out["last_failure"].(map[string]any); lf["status"] != float64(503) || lf["provider"] != "openai" {
-		t.Errorf("status last_failure: got %v, want the 503 from openai", out["last_failure"])
+	if lf, _ := out["last_failure"].(map[string]any); lf["status"] != float64(529) || lf["provider"] != "openai" || lf["chain"] != "main" {
+		t.Errorf("status last_failure: got %v, want the 529 from openai in chain main, written by another process", out["last_failure"])
+	}
+	if out["fallback_chain"] != nil {
+		t.Errorf("status fallback_chain while forced: got %v, want null (the forced provider serves alone)", out["fallback_chain"])
 	}
 	if len(out["chains"].([]any)) != 1 || out["version"] != float64(len(steps)) {
 		t.Errorf("status chains %v version %v, want 1 chain, version %d", out["chains"], out["version"], len(steps))
@@ -246,6 +272,10 @@ func TestRoutingSettingsAndStatus(t *testing.T) {
 	if out["forced"] != nil || out["active_provider"] != "anthropic" || len(out["budgets"].([]any)) != 1 {
 		t.Errorf("status after clearing: got %v, want no forced provider, active anthropic, one budget", out)
 	}
+	b, _ = json.Marshal(out["fallback_chain"])
+	if got, wantJSON := string(b), `{"name":"intelligent","providers":["anthropic","groq"]}`; got != wantJSON {
+		t.Errorf("status fallback_chain: got %s, want %s", got, wantJSON)
+	}
 }
 
 func TestRoutingStatusEmpty(t *testing.T) {
@@ -255,8 +285,23 @@ func TestRoutingStatusEmpty(t *testing.T) {
 		t.Fatalf("status: got %d", code)
 	}
 	b, _ := json.Marshal(out)
-	want := `{"active_provider":"","budgets":[],"chains":[],"default_provider":"","forced":null,"last_failure":null,"model_map":{},"strategy":{"strategy":"priority","weights":{"cost":0,"latency":0,"quality":0,"success_rate":0}},"version":0}`
+	want := `{"active_provider":"","budgets":[],"chains":[],"default_provider":"","fallback_chain":null,"forced":null,"last_failure":null,"model_map":{},"strategy":{"strategy":"priority","weights":{"cost":0,"latency":0,"quality":0,"success_rate":0}},"version":0}`
 	if string(b) != want {
 		t.Errorf("empty status:\n got %s\nwant %s", b, want)
+	}
+}
+
+type brokenFailures struct{}
+
+func (brokenFailures) Last(context.Context) (*route.Failure, error) {
+	return nil, errors.New("store down")
+}
+
+// TestRoutingStatusStoreDown checks that a last failure the store cannot
+// give is a 503, not a null that reads as "no failure".
+func TestRoutingStatusStoreDown(t *testing.T) {
+	e := newRoutingEnv(t, func(d *mgmt.RoutingDeps, _ *memkv.KV) { d.Failures = brokenFailures{} })
+	if code, out := e.do(t, "GET", "/api/routing/status", ""); code != http.StatusServiceUnavailable {
+		t.Errorf("status with the store down: got %d %v, want 503", code, out)
 	}
 }

@@ -28,7 +28,17 @@ var Strategies = []string{StrategyRoundRobin, StrategyWeighted, StrategyLeastCon
 	StrategyRandom, StrategyPriority, StrategyLatency, StrategyCost}
 
 // DefaultRetryOn are the statuses a chain retries on when it names none.
+//
+// Of a chain's retry_on only 408 and 429 choose anything: every 5xx moves on
+// whatever the list says (Plan.Retryable), and no other 4xx may be listed
+// (Chain.Validate). The 5xx codes are accepted, and kept in the default, so
+// that a chain reads as the spec shows it.
 var DefaultRetryOn = []int{429, 500, 502, 503, 504}
+
+// retryableCode reports whether code may be listed in retry_on.
+func retryableCode(code int) bool {
+	return code == 408 || code == 429 || (code >= 500 && code <= 599)
+}
 
 // Limits of a routing configuration.
 const (
@@ -176,7 +186,11 @@ func (c *Config) Validate() error {
 	for i := range c.Chains {
 		ch := &c.Chains[i]
 		if err := ch.Validate(); err != nil {
-			return err
+			// Name the chain: a chain stored before a rule tightened
+			// refuses every later change until it is fixed.
+			e := *apierr.From(err)
+			e.Message = fmt.Sprintf("fallback chain %q: %s", ch.Name, e.Message)
+			return &e
 		}
 		if seen[ch.Name] {
 			return apierr.BadParam("name", "fallback chain %q is defined twice", ch.Name)
@@ -240,8 +254,9 @@ func (ch *Chain) Validate() error {
 		}
 	}
 	for _, code := range ch.RetryOn {
-		if code < 400 || code > 599 {
-			return apierr.BadParam("retry_on", "retry_on holds status codes 400 to 599, got %d", code)
+		if !retryableCode(code) {
+			return apierr.BadParam("retry_on",
+				"retry_on holds 408, 429 and status codes 500 to 599, got %d: other 4xx answers are the caller's request and are never retried", code)
 		}
 	}
 	if ch.MaxRetries < 0 || ch.MaxRetries > MaxRetries {

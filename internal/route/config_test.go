@@ -47,6 +47,11 @@ func TestValidate(t *testing.T) {
 		{"NaN weight", func(c *Config) { c.Chains[0].Targets[0].Weight = math.NaN() }, "targets[0].weight"},
 		{"retry_on 399", func(c *Config) { c.Chains[0].RetryOn = []int{399} }, "retry_on"},
 		{"retry_on 600", func(c *Config) { c.Chains[0].RetryOn = []int{429, 600} }, "retry_on"},
+		{"retry_on 400", func(c *Config) { c.Chains[0].RetryOn = []int{429, 400} }, "retry_on"},
+		{"retry_on 404", func(c *Config) { c.Chains[0].RetryOn = []int{404} }, "retry_on"},
+		{"retry_on 499", func(c *Config) { c.Chains[0].RetryOn = []int{499} }, "retry_on"},
+		{"retry_on 408 and 429", func(c *Config) { c.Chains[0].RetryOn = []int{408, 429} }, ""},
+		{"retry_on any 5xx", func(c *Config) { c.Chains[0].RetryOn = []int{500, 501, 529, 599} }, ""},
 		{"max_retries 11", func(c *Config) { c.Chains[0].MaxRetries = 11 }, "max_retries"},
 		{"max_retries -1", func(c *Config) { c.Chains[0].MaxRetries = -1 }, "max_retries"},
 		{"backoff 60001", func(c *Config) { c.Chains[0].BackoffMS = 60001 }, "backoff_ms"},
@@ -71,11 +76,24 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			e := apierr.From(err)
-			if err == nil || e.Kind != apierr.InvalidRequest || e.Param != c.param {
+			if err == nil {
+				t.Fatalf("Validate: got nil, want a bad %q", c.param)
+			}
+			if e := apierr.From(err); e.Kind != apierr.InvalidRequest || e.Param != c.param {
 				t.Fatalf("Validate: got %v (param %q), want a bad %q", err, e.Param, c.param)
 			}
 		})
+	}
+}
+
+// TestValidateNamesTheChain checks that a configuration refused for one of
+// its chains (say one stored before retry_on was narrowed) names that chain.
+func TestValidateNamesTheChain(t *testing.T) {
+	ch := chain3("old")
+	ch.RetryOn = []int{404}
+	err := (&Config{Chains: []Chain{ch}}).Validate()
+	if e := apierr.From(err); err == nil || e.Param != "retry_on" || !strings.HasPrefix(e.Message, `fallback chain "old": `) {
+		t.Errorf("Validate: got %v, want a bad retry_on naming chain \"old\"", err)
 	}
 }
 

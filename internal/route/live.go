@@ -30,7 +30,7 @@ const updateAttempts = 10
 // made by other processes.
 type Live struct {
 	store ConfigStore
-	kv    store.KV
+	kv    store.Bus
 	log   *slog.Logger
 
 	cur atomic.Pointer[liveConfig]
@@ -42,10 +42,10 @@ type liveConfig struct {
 	version int64
 }
 
-// NewLive returns a Live over s that announces changes on kv (which may be
-// nil: then only polling propagates them). Until Load or Run has read the
-// store, Current is the empty configuration.
-func NewLive(s ConfigStore, kv store.KV, log *slog.Logger) *Live {
+// NewLive returns a Live over s that announces changes on the bus kv (which
+// may be nil: then only polling propagates them). Until Load or Run has read
+// the store, Current is the empty configuration.
+func NewLive(s ConfigStore, kv store.Bus, log *slog.Logger) *Live {
 	if log == nil {
 		log = slog.Default()
 	}

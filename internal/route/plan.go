@@ -1,8 +1,11 @@
 package route
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -11,7 +14,8 @@ import (
 )
 
 // Health gives the figures the least_connections and latency strategies
-// order by, per provider and model. A zero latency means "not measured".
+// order by, per provider and model: LatencyP95 is the p95 latency as a
+// rolling moving average (health.Tracker); zero means "not measured".
 type Health interface {
 	InFlight(provider, model string) int64
 	LatencyP95(provider, model string) time.Duration
@@ -46,7 +50,7 @@ const maxBackoff = time.Minute
 
 // Plan is the ordered list of decisions to try for one request, and when to
 // move on: attempt i (0 first) goes to Decisions[min(i, len-1)], and a retry
-// happens on a status in RetryOn (or a connection failure before the first
+// happens on a Retryable status (or a connection failure before the first
 // byte) while i < MaxRetries.
 type Plan struct {
 	Decisions  []Decision
@@ -61,8 +65,55 @@ func (p *Plan) Decision(attempt int) Decision {
 	return p.Decisions[max(0, min(attempt, len(p.Decisions)-1))]
 }
 
-// Retryable reports whether status sends the request on to the next attempt.
-func (p *Plan) Retryable(status int) bool { return slices.Contains(p.RetryOn, status) }
+// Retryable reports whether a provider's status sends the request on to the
+// next attempt: every status ≥ 500 (the provider failed, whatever RetryOn
+// lists: Anthropic's 529 "overloaded" too), and 408 or 429 when RetryOn
+// lists them. No other status moves on: the other 4xx are the caller's
+// request, which the next provider would refuse too.
+func (p *Plan) Retryable(status int) bool {
+	switch {
+	case status >= 500:
+		return true
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+		return slices.Contains(p.RetryOn, status)
+	}
+	return false
+}
+
+// Exhausted is the error of a plan that gave up after attempts attempts,
+// the last of which failed with a Retryable status (status; 0 when the
+// provider did not answer) or a connection failure, last being the
+// client-safe error of that attempt. After one attempt (a plan of one
+// target, or a chain with max_retries 0) it is last itself: the caller sees
+// the provider's own failure. After two or more, it is a 503
+// "fallback_exhausted" (the spec's "fallback chain exhausted") naming the
+// chain, the last target and its status, with last's message; it keeps
+// last's Retry-After when last was a rate limit, and last as its cause.
+func (p *Plan) Exhausted(attempts, status int, last error) error {
+	if attempts < 2 || last == nil {
+		return last
+	}
+	e := apierr.From(last)
+	target := "target"
+	if len(p.Decisions) > 0 {
+		d := p.Decision(attempts - 1)
+		target = d.Provider.Name + "/" + d.Model
+	}
+	what := "fallback chain " + strconv.Quote(p.Chain)
+	if p.Chain == "" {
+		what = "the routing plan"
+	}
+	how := "without an answer"
+	if status != 0 {
+		how = "with HTTP " + strconv.Itoa(status)
+	}
+	out := apierr.Wrap(apierr.Unavailable, "fallback_exhausted",
+		fmt.Sprintf("%s exhausted after %d attempts; the last, %s, failed %s: %s", what, attempts, target, how, e.Message), last)
+	if e.Kind == apierr.RateLimited {
+		out.RetryAfter = e.RetryAfter
+	}
+	return out
+}
 
 // Backoff is the wait before retry attempt (1 for the first retry):
 // exponential from BackoffMS with full jitter, at most a minute.
@@ -90,37 +141,38 @@ func (r *Resolver) config() *Config {
 	return emptyConfig
 }
 
-// Plan returns the decisions to try for model at now: the forced provider
-// while it is in force, first; then a chain named by model, or the chain
+// Plan returns the decisions to try for model at now. While a provider is
+// forced, it alone (Forced); else a chain named by model, or the chain
 // whose first target is what model resolves to (through a model-map alias,
 // a <provider>/ prefix, a family or the default provider), its targets
 // ordered by the strategy, providers over their daily budget dropped and
-// unhealthy targets last; else the single resolved target.
+// unhealthy targets last; else the intelligent router's chain for a model
+// that names no provider (intelligentChain); else the single resolved
+// target.
 func (r *Resolver) Plan(model string, now time.Time) (Plan, error) {
 	cfg := r.config()
-	var forced []Decision
 	if name, ok := cfg.ActiveForced(now); ok {
-		if p, ok := r.reg.Lookup(name); ok {
-			forced = append(forced, Decision{Provider: p, Model: r.forcedModel(cfg, name, model),
-				Strategy: "forced", Reason: "forced:" + name})
-		}
+		return r.planForced(cfg, name, model, now)
 	}
-	plan, err := r.plan(cfg, model, now)
-	if len(forced) == 0 {
-		return plan, err
+	return r.plan(cfg, model, now)
+}
+
+// planForced is the plan while provider name is forced: that provider
+// alone, whatever its health, with no fallback and no retry ("all requests
+// go to the named provider"). A forced provider this process does not know,
+// or one over its daily budget, leaves no provider: 503.
+func (r *Resolver) planForced(cfg *Config, name, model string, now time.Time) (Plan, error) {
+	p, ok := r.reg.Lookup(name)
+	if !ok {
+		return Plan{}, apierr.Newf(apierr.Unavailable, "no_provider",
+			"provider %q is forced but not configured here: configure it or clear the forced provider", name)
 	}
-	if err != nil {
-		return Plan{Decisions: forced, RetryOn: slices.Clone(DefaultRetryOn)}, nil
+	if r.src.Budgets != nil && r.src.Budgets.OverDailyBudget(p.Name, now) {
+		return Plan{}, apierr.Newf(apierr.Unavailable, "provider_over_budget",
+			"provider %q is forced and has reached its daily budget", p.Name)
 	}
-	f := forced[0]
-	for _, d := range plan.Decisions {
-		if d.Provider != f.Provider || d.Model != f.Model {
-			forced = append(forced, d)
-		}
-	}
-	plan.Decisions = forced
-	plan.MaxRetries = min(MaxRetries, max(plan.MaxRetries, len(forced)-1))
-	return plan, nil
+	d := Decision{Provider: p, Model: r.forcedModel(cfg, name, model), Strategy: "forced", Reason: "forced:" + name}
+	return Plan{Decisions: []Decision{d}, RetryOn: slices.Clone(DefaultRetryOn)}, nil
 }
 
 func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) {
@@ -129,6 +181,10 @@ func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) 
 	}
 	d, err := r.resolveConfigured(cfg, model)
 	if err != nil {
+		// No default provider: the enabled providers may still serve.
+		if ch := r.intelligentChain(cfg, model, nil); ch != nil {
+			return r.planChain(cfg, ch, now)
+		}
 		return Plan{}, err
 	}
 	for i := range cfg.Chains {
@@ -137,7 +193,7 @@ func (r *Resolver) plan(cfg *Config, model string, now time.Time) (Plan, error) 
 			return r.planChain(cfg, ch, now)
 		}
 	}
-	if ch := r.intelligentChain(cfg, model, d); ch != nil {
+	if ch := r.intelligentChain(cfg, model, d.Provider); ch != nil {
 		return r.planChain(cfg, ch, now)
 	}
 	if r.src.Budgets != nil && r.src.Budgets.OverDailyBudget(d.Provider.Name, now) {
@@ -157,13 +213,18 @@ func (r *Resolver) resolveConfigured(cfg *Config, model string) (Decision, error
 			}
 		}
 	}
-	deflt := r.reg.Default()
+	return r.resolve(model, r.defaultName(cfg))
+}
+
+// defaultName is the default provider: the configuration's when this
+// process knows it, else the registry's (SVC_DEFAULT_PROVIDER).
+func (r *Resolver) defaultName(cfg *Config) string {
 	if cfg.DefaultProvider != "" {
 		if _, ok := r.reg.Lookup(cfg.DefaultProvider); ok {
-			deflt = cfg.DefaultProvider
+			return cfg.DefaultProvider
 		}
 	}
-	return r.resolve(model, deflt)
+	return r.reg.Default()
 }
 
 // forcedModel is the model sent to the forced provider for model.
@@ -334,13 +395,4 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// Failure is the last failed attempt, as GET /api/routing/status shows it.
-type Failure struct {
-	Provider string    `json:"provider"`
-	Model    string    `json:"model"`
-	Status   int       `json:"status"`
-	Message  string    `json:"message"`
-	At       time.Time `json:"at"`
 }

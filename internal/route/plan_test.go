@@ -1,6 +1,7 @@
 package route
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -92,14 +93,24 @@ func TestPlanRules(t *testing.T) {
 			want: []string{"openai/gpt-4o", "anthropic/claude-sonnet-4", "groq/llama"}, chain: "fast"},
 		{name: "not a first target: no chain", cfg: Config{Chains: []Chain{fast}}, model: "claude-sonnet-4",
 			want: []string{"anthropic/claude-sonnet-4"}},
-		{name: "forced first, then the chain", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}}, model: "fast",
-			want: []string{"groq/llama", "openai/gpt-4o", "anthropic/claude-sonnet-4"}, chain: "fast"},
+		// A forced provider is exclusive: nothing behind it.
+		{name: "forced takes a chain's request alone", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}}, model: "fast",
+			want: []string{"groq/llama"}},
+		{name: "forced, chain without the forced provider: its first model", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "fast",
+			want: []string{"mistral/gpt-4o"}},
 		{name: "forced, bare model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "gpt-4o",
-			want: []string{"mistral/gpt-4o", "openai/gpt-4o"}},
+			want: []string{"mistral/gpt-4o"}},
 		{name: "forced, prefixed model keeps the model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}}, model: "groq/llama",
-			want: []string{"mistral/llama", "groq/llama"}},
+			want: []string{"mistral/llama"}},
+		{name: "forced, alias: the alias's model", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now.Add(time.Minute)}, ModelMap: map[string]string{"smart": "anthropic/claude-opus"}}, model: "smart",
+			want: []string{"mistral/claude-opus"}},
+		{name: "forced, unhealthy: still alone", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}},
+			src: Sources{Health: fakeHealth{unhealthy: map[string]bool{"groq/llama": true}}}, model: "fast", want: []string{"groq/llama"}},
 		{name: "forced expired", cfg: Config{Forced: &Forced{Provider: "mistral", Until: now}}, model: "gpt-4o", want: []string{"openai/gpt-4o"}},
-		{name: "forced unknown provider ignored", cfg: Config{Forced: &Forced{Provider: "nope", Until: now.Add(time.Minute)}}, model: "gpt-4o", want: []string{"openai/gpt-4o"}},
+		{name: "forced unknown provider: no provider", cfg: Config{Forced: &Forced{Provider: "nope", Until: now.Add(time.Minute)}}, model: "gpt-4o",
+			errKind: apierr.Unavailable, errCode: "no_provider"},
+		{name: "forced over budget: no fallback", cfg: Config{Chains: []Chain{fast}, Forced: &Forced{Provider: "groq", Until: now.Add(time.Minute)}},
+			src: Sources{Budgets: fakeBudgets{"groq": true}}, model: "fast", errKind: apierr.Unavailable, errCode: "provider_over_budget"},
 		{name: "over budget excluded from chain", cfg: Config{Chains: []Chain{fast}}, src: Sources{Budgets: fakeBudgets{"openai": true}}, model: "fast",
 			want: []string{"anthropic/claude-sonnet-4", "groq/llama"}, chain: "fast"},
 		{name: "over budget first target: chain takes over", cfg: Config{Chains: []Chain{fast}}, src: Sources{Budgets: fakeBudgets{"openai": true}}, model: "gpt-4o",
@@ -133,6 +144,9 @@ func TestPlanRules(t *testing.T) {
 			if p.Chain != c.chain {
 				t.Errorf("Plan(%q).Chain: got %q, want %q", c.model, p.Chain, c.chain)
 			}
+			if d := p.Decisions[0]; d.Strategy == "forced" && (p.MaxRetries != 0 || len(p.Decisions) != 1 || d.Reason != "forced:"+d.Provider.Name) {
+				t.Errorf("Plan(%q) forced: got %d decisions, max_retries %d, reason %q; want one, 0, forced:<provider>", c.model, len(p.Decisions), p.MaxRetries, d.Reason)
+			}
 		})
 	}
 }
@@ -147,9 +161,6 @@ func TestPlanRetrySettings(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{429, 503}, p.RetryOn); diff != "" || p.MaxRetries != 2 || p.BackoffMS != 100 {
 		t.Errorf("chain settings: got retry_on %v, max_retries %d, backoff %d; want [429 503], 2, 100", p.RetryOn, p.MaxRetries, p.BackoffMS)
-	}
-	if !p.Retryable(503) || p.Retryable(500) || p.Retryable(400) {
-		t.Errorf("Retryable: got 503=%v 500=%v 400=%v, want true false false", p.Retryable(503), p.Retryable(500), p.Retryable(400))
 	}
 	if got := p.Decision(7).Provider.Name; got != "groq" {
 		t.Errorf("Target(7): got %s, want the last target groq", got)
@@ -167,6 +178,34 @@ func TestPlanRetrySettings(t *testing.T) {
 	}
 	if p.MaxRetries != 0 || len(p.Decisions) != 1 || p.Decisions[0].Strategy != "direct" {
 		t.Errorf("single target: got %+v, want one direct decision, no retries", p)
+	}
+}
+
+// TestRetryable checks which provider statuses move a plan on: every 5xx
+// whatever retry_on lists (Anthropic's 529 too), 408 and 429 only when
+// retry_on lists them, no other 4xx.
+func TestRetryable(t *testing.T) {
+	cases := []struct {
+		retryOn []int
+		yes, no []int
+	}{
+		{retryOn: []int{429, 503}, yes: []int{429, 500, 501, 502, 503, 504, 505, 529, 599}, no: []int{200, 400, 401, 404, 408, 409, 422}},
+		{retryOn: DefaultRetryOn, yes: []int{429, 500, 501, 505, 529}, no: []int{408, 400, 413}},
+		{retryOn: []int{408}, yes: []int{408, 500, 529}, no: []int{429, 400}},
+		{retryOn: []int{500}, yes: []int{500, 503, 529}, no: []int{408, 429}},
+	}
+	for _, c := range cases {
+		p := Plan{RetryOn: c.retryOn}
+		for _, s := range c.yes {
+			if !p.Retryable(s) {
+				t.Errorf("retry_on %v: Retryable(%d) = false, want true", c.retryOn, s)
+			}
+		}
+		for _, s := range c.no {
+			if p.Retryable(s) {
+				t.Errorf("retry_on %v: Retryable(%d) = true, want false", c.retryOn, s)
+			}
+		}
 	}
 }
 
@@ -324,5 +363,57 @@ func TestPlanConfigSwap(t *testing.T) {
 	cfg = &Config{DefaultProvider: "groq"}
 	if p, _ := r.Plan("other", now); targets(p)[0] != "groq/other" {
 		t.Errorf("after swap: got %v, want groq/other", targets(p))
+	}
+}
+
+// TestExhausted checks the error of a plan that gave up: 503 naming the
+// chain and the last provider's failure after two attempts or more, the
+// provider's own error after one.
+func TestExhausted(t *testing.T) {
+	fast := chain3("fast")
+	p, err := planner(&Config{Chains: []Chain{fast}}, Sources{}).Plan("fast", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overloaded := &apierr.Error{Kind: apierr.UpstreamError, Code: "upstream_overloaded", Message: "groq failed (HTTP 529): Overloaded"}
+	limited := &apierr.Error{Kind: apierr.RateLimited, Code: "upstream_rate_limited", Message: "anthropic rate limit: slow down", RetryAfter: 2 * time.Second}
+	refused := &apierr.Error{Kind: apierr.UpstreamError, Code: "upstream_error", Message: "groq: connection refused"}
+	cases := []struct {
+		name       string
+		attempts   int
+		status     int
+		last       error
+		want       *apierr.Error // nil: the last error unchanged
+		retryAfter time.Duration
+	}{
+		{name: "one attempt keeps the provider's error", attempts: 1, status: 529, last: overloaded},
+		{name: "529 after three attempts", attempts: 3, status: 529, last: overloaded, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 3 attempts; the last, groq/llama, failed with HTTP 529: groq failed (HTTP 529): Overloaded`}},
+		{name: "429 keeps its Retry-After", attempts: 2, status: 429, last: limited, retryAfter: 2 * time.Second, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 2 attempts; the last, anthropic/claude-sonnet-4, failed with HTTP 429: anthropic rate limit: slow down`}},
+		{name: "no answer", attempts: 3, status: 0, last: refused, want: &apierr.Error{Kind: apierr.Unavailable, Code: "fallback_exhausted",
+			Message: `fallback chain "fast" exhausted after 3 attempts; the last, groq/llama, failed without an answer: groq: connection refused`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := p.Exhausted(c.attempts, c.status, c.last)
+			if c.want == nil {
+				if got != c.last {
+					t.Fatalf("Exhausted: got %v, want the last error unchanged", got)
+				}
+				return
+			}
+			e := apierr.From(got)
+			if e.Kind != c.want.Kind || e.Code != c.want.Code || e.Message != c.want.Message || e.RetryAfter != c.retryAfter {
+				t.Errorf("Exhausted:\n got %s %s %q retry after %v\nwant %s %s %q retry after %v",
+					e.Kind, e.Code, e.Message, e.RetryAfter, c.want.Kind, c.want.Code, c.want.Message, c.retryAfter)
+			}
+			if e.Status() != 503 {
+				t.Errorf("Exhausted: status %d, want 503", e.Status())
+			}
+			if !errors.Is(got, c.last) {
+				t.Errorf("Exhausted: the last failure is not its cause")
+			}
+		})
 	}
 }

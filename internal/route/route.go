@@ -2,8 +2,11 @@
 // `<provider>/<model>` prefix always wins; otherwise the model-name family of
 // a primary provider; otherwise the default provider. Plan adds the routing
 // configuration (Config, kept live in every replica by Live): forced
-// provider, model aliases, fallback chains ordered by a strategy, provider
-// daily budgets and health.
+// provider, model aliases, fallback chains ordered by a strategy, the
+// intelligent router among enabled providers, provider daily budgets (Spend)
+// and health; Plan.Retryable and Plan.Exhausted say when an attempt moves
+// on and what a plan that ran out answers. Failures keeps the fleet's last
+// failed attempt for the routing status.
 //
 // proxy, mgmt and wire import route. It imports provider, apierr and store.
 package route

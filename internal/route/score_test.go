@@ -44,7 +44,7 @@ func (p perTokenPrices) PerToken(provider, _ string) (float64, bool) {
 // router's providers: each weight alone picks the provider best on its
 // factor, mixed weights trade them off, and no weights keep the strategy.
 func TestStrategyWeights(t *testing.T) {
-	openai := &provider.Provider{Name: "openai", Families: []string{"gpt-"}}
+	openai := &provider.Provider{Name: "openai", Families: []string{"gpt-"}, Enabled: true}
 	groq := &provider.Provider{Name: "groq", Enabled: true}
 	mistral := &provider.Provider{Name: "mistral", Enabled: true}
 	reg := provider.NewRegistry("openai", openai, groq, mistral)

@@ -24,7 +24,7 @@ const spendTTL = 48 * time.Hour
 // midnight. The Add that takes a provider to its daily budget raises a
 // BudgetThreshold event (OnBudget), once per provider and day fleet-wide.
 type Spend struct {
-	kv       store.KV
+	kv       SpendStore
 	cfg      func() *Config
 	log      *slog.Logger
 	onBudget func(BudgetEvent)
@@ -39,9 +39,17 @@ type spendSnapshot struct {
 	micros map[string]int64
 }
 
+// SpendStore is where Spend counts: store.Values' Get and store.Counters'
+// IncrBy and Reserve, shared by every replica (memkv, rediskv).
+type SpendStore interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
+	Reserve(ctx context.Context, key string, amount, cap int64, ttl time.Duration) (ok bool, total int64, err error)
+}
+
 // NewSpend returns a tracker over kv whose budgets come from cfg (typically
 // (*Live).Current).
-func NewSpend(kv store.KV, cfg func() *Config, log *slog.Logger) *Spend {
+func NewSpend(kv SpendStore, cfg func() *Config, log *slog.Logger) *Spend {
 	if log == nil {
 		log = slog.Default()
 	}

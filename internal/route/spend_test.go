@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/svc-gateway/svc/internal/route"
-	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
@@ -106,9 +105,9 @@ func TestSpendRedis(t *testing.T) {
 // raises one BudgetThreshold event per provider and UTC day across replicas,
 // on both stores.
 func TestSpendBudgetEvent(t *testing.T) {
-	stores := map[string]func(t *testing.T) store.KV{
-		"memory": func(t *testing.T) store.KV { return newKV(t) },
-		"redis":  func(t *testing.T) store.KV { return storetest.RedisKV(t) },
+	stores := map[string]func(t *testing.T) route.SpendStore{
+		"memory": func(t *testing.T) route.SpendStore { return newKV(t) },
+		"redis":  func(t *testing.T) route.SpendStore { return storetest.RedisKV(t) },
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
