@@ -63,14 +63,14 @@ type Admission struct {
 	p      *identity.Principal
 	lim    Limits
 	header http.Header // the x-ratelimit-* headers of the answer
-	tpm    *tokens
+	tpm    *tpmEntry
 	res    *reservation
 	// EstimateUSD is the cost reserved (0 without a spend cap).
 	EstimateUSD float64
 }
 
-// tokens is the tpm window's entry for a call, to settle when it ends.
-type tokens struct {
+// tpmEntry is the tpm window's entry for a call, to settle when it ends.
+type tpmEntry struct {
 	key      string
 	entry    string // store.WindowResult.Entry; "" when the estimate was 0
 	estimate int64
@@ -169,7 +169,7 @@ func (l *Limiter) Admit(ctx context.Context, p *identity.Principal, lim Limits, 
 		l.crossed(ctx, p, lim, a.res, r.Total-a.res.amount, r.Total)
 	}
 	if tpmAt >= 0 {
-		a.tpm = &tokens{key: req.Windows[tpmAt].Key, entry: r.Windows[tpmAt].Entry, estimate: est.Tokens}
+		a.tpm = &tpmEntry{key: req.Windows[tpmAt].Key, entry: r.Windows[tpmAt].Entry, estimate: est.Tokens}
 	}
 	return a, nil
 }

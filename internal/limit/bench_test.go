@@ -59,7 +59,7 @@ func BenchmarkStage(b *testing.B) {
 }
 
 func benchStage(b *testing.B, kv store.KV, principalOf func(id string) *principal) {
-	l := New(kv, testPrices(b), Options{})
+	l := newTest(kv, testPrices(b), Options{})
 	h := pipeline.Chain(answer(1000, 250), l.Stage(testLimits))
 	ps := make([]*identity.Principal, 256)
 	for i := range ps {

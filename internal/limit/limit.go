@@ -104,6 +104,10 @@ type Options struct {
 	// Log receives warnings (store down, failed settlements); nil:
 	// slog.Default().
 	Log *slog.Logger
+	// Counter counts prompt tokens for the estimates; nil: OpenAI's
+	// tokenizers for OpenAI models and a measured upper bound for others
+	// (package tokens).
+	Counter PromptCounter
 }
 
 // BudgetEvent says that a key's spend reached its cap in a period.
@@ -143,6 +147,7 @@ type Limiter struct {
 	onBudget func(BudgetEvent)
 	onSpend  func(string, float64)
 	log      *slog.Logger
+	counter  PromptCounter
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
 	// settling counts settlements running off the response path.
 	settling sync.WaitGroup
@@ -154,7 +159,10 @@ func (l *Limiter) Settled() { l.settling.Wait() }
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).
 func New(kv Store, prices *pricing.Table, opts Options) *Limiter {
-	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, onSpend: opts.OnSpend, log: opts.Log}
+	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, onSpend: opts.OnSpend, log: opts.Log, counter: opts.Counter}
+	if l.counter == nil {
+		l.counter = tokenizer{}
+	}
 	if l.now == nil {
 		l.now = time.Now
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/storetest"
+	"github.com/svc-gateway/svc/internal/tokens"
 )
 
 // testPrices prices test/model at $1 per million prompt tokens and $2 per
@@ -43,6 +44,39 @@ func newMemKV(t testing.TB) store.KV {
 	kv := memkv.New()
 	t.Cleanup(func() { _ = kv.Close() })
 	return kv
+}
+
+// quarterBytes counts a prompt at one token per four bytes of its text (of
+// the whole body for other endpoints), so the tests' figures are easy to
+// follow; TestTokenizerEstimate covers the default counter.
+type quarterBytes struct{}
+
+func (quarterBytes) ChatPrompt(_ string, c *llm.ChatRequest) int64 {
+	n := 0
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		if m.Content.IsParts {
+			for _, part := range m.Content.Parts {
+				n += len(part.Text)
+			}
+		} else {
+			n += len(m.Content.Text)
+		}
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Function.Arguments)
+		}
+	}
+	return int64(n+3) / 4
+}
+
+func (quarterBytes) Body(_ string, b []byte) int64 { return int64(len(b)+3) / 4 }
+
+// newTest is New with the quarterBytes counter, unless the test chose one.
+func newTest(kv Store, prices *pricing.Table, opts Options) *Limiter {
+	if opts.Counter == nil {
+		opts.Counter = quarterBytes{}
+	}
+	return New(kv, prices, opts)
 }
 
 // principal is a caller with its limits, as the tests write it: the stage
@@ -134,7 +168,7 @@ func TestRequestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := New(newMemKV(t), testPrices(t), Options{HourlyRequests: tt.hourly})
+			l := newTest(newMemKV(t), testPrices(t), Options{HourlyRequests: tt.hourly})
 			h := pipeline.Chain(answer(10, 10), l.Stage(testLimits))
 			for i := range tt.limit {
 				x := chatExchange(tt.p, 10, 0)
@@ -180,7 +214,7 @@ func TestRequestLimits(t *testing.T) {
 
 func TestHourlyOnlyForVirtualKeys(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
-	l := New(kv, testPrices(t), Options{HourlyRequests: 1})
+	l := newTest(kv, testPrices(t), Options{HourlyRequests: 1})
 	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 	user := &principal{Kind: identity.User, ID: "u"}
 	for range 3 {
@@ -195,7 +229,7 @@ func TestHourlyOnlyForVirtualKeys(t *testing.T) {
 
 func TestTokenLimit(t *testing.T) {
 	kv := newMemKV(t)
-	l := New(kv, testPrices(t), Options{})
+	l := newTest(kv, testPrices(t), Options{})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 3000}
 	// Estimate 1000+1000 = 2000 tokens; the call uses 2500, so 500 more count.
 	x := chatExchange(p, 1000, 1000)
@@ -254,7 +288,7 @@ func TestTokensSettleExactly(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(sname+"/"+tt.name, func(t *testing.T) {
 				kv := open(t)
-				l := New(kv, testPrices(t), Options{})
+				l := newTest(kv, testPrices(t), Options{})
 				p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000}
 				next := answer(tt.used/2, tt.used-tt.used/2)
 				if tt.fail {
@@ -290,12 +324,39 @@ func TestEstimate(t *testing.T) {
 		{"body", &pipeline.Exchange{Body: []byte(`{"input":"abcdefgh","max_tokens":9}`)}, estimated{9, 9}},
 		{"not json", &pipeline.Exchange{Body: []byte("--boundary\r\nContent-Disposition: form-data")}, estimated{0, 0}},
 	}
+	l := newTest(nil, nil, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := estimate(tt.x); got != tt.want {
+			if got := l.estimate(tt.x); got != tt.want {
 				t.Errorf("estimate = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTokenizerEstimate: by default the prompt is counted with OpenAI's
+// tokenizer for OpenAI models, and from above for others, never at a
+// quarter of the bytes (which let a provider billing four times more
+// overshoot a cap by 28%).
+func TestTokenizerEstimate(t *testing.T) {
+	l := New(nil, nil, Options{})
+	text := strings.Repeat("数据 🙂 x=42; ", 200) // 2,800 bytes: CJK, emoji, code
+	chat := func(model string) *pipeline.Exchange {
+		return &pipeline.Exchange{UpstreamModel: model, Chat: &llm.ChatRequest{Model: model,
+			Messages: []llm.Message{{Role: "user", Content: llm.TextContent(text)}}}}
+	}
+	quarter := int64(len(text)) / 4
+	openai, other := l.estimate(chat("gpt-4o-mini")), l.estimate(chat("claude-sonnet-4-5"))
+	if want := tokens.ChatPrompt("gpt-4o-mini", chat("gpt-4o-mini").Chat); openai.prompt != want {
+		t.Errorf("gpt-4o-mini prompt estimate = %d, want the tokenizer's %d", openai.prompt, want)
+	}
+	if openai.prompt <= quarter || other.prompt < openai.prompt {
+		t.Errorf("estimates: openai %d, other %d; want both above a quarter of the bytes (%d), the other model's bound at least OpenAI's count",
+			openai.prompt, other.prompt, quarter)
+	}
+	body := &pipeline.Exchange{Model: "text-embedding-3-small", Body: []byte(`{"model":"text-embedding-3-small","input":"` + text + `"}`)}
+	if got := l.estimate(body).prompt; got != tokens.Body("text-embedding-3-small", body.Body) {
+		t.Errorf("body estimate = %d, want the tokenizer's", got)
 	}
 }
 
@@ -323,7 +384,7 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			kv := newMemKV(t)
 			clk := &clock{now: tt.before}
 			var events []BudgetEvent
-			l := New(kv, testPrices(t), Options{Now: clk.Now, OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+			l := newTest(kv, testPrices(t), Options{Now: clk.Now, OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
 			// Cap: 5000 µ$. Each request: estimate 1000 prompt + 1000
 			// completion = 3000 µ$; actual 1000 + 2×250 = 1500 µ$.
 			p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: tt.period, MaxBudgetUSD: 0.005}
@@ -404,7 +465,7 @@ func TestSpendReserveAndSettle(t *testing.T) {
 func TestSpendErrorsAndEvents(t *testing.T) {
 	kv := newMemKV(t)
 	var events []BudgetEvent
-	l := New(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+	l := newTest(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
 	spend := func() float64 {
 		s, err := l.Spend(t.Context(), "k", "daily", p.MaxBudgetUSD)
@@ -484,7 +545,7 @@ func TestStreamsSettleAtTheEnd(t *testing.T) {
 		name := map[bool]string{true: "drained", false: "abandoned"}[drain]
 		t.Run(name, func(t *testing.T) {
 			kv := newMemKV(t)
-			l := New(kv, testPrices(t), Options{})
+			l := newTest(kv, testPrices(t), Options{})
 			p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 1}
 			resp, err := pipeline.Chain(streamAnswer(1000, 1500), l.Stage(testLimits))(t.Context(), chatExchange(p, 1000, 1000))
 			if err != nil {
@@ -560,7 +621,7 @@ func (c *countingKV) Reserve(ctx context.Context, key string, amount, cap int64,
 
 func TestNoLimitsNoStoreCall(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
-	l := New(kv, testPrices(t), Options{})
+	l := newTest(kv, testPrices(t), Options{})
 	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 	for _, p := range []*principal{nil, vkey("k"), {Kind: identity.Admin, ID: "admin"}} {
 		x := chatExchange(p, 10, 10)
@@ -586,7 +647,7 @@ func TestNoLimitsNoStoreCall(t *testing.T) {
 func TestStoreDown(t *testing.T) {
 	kv := memkv.New()
 	_ = kv.Close() // every call now fails
-	l := New(kv, testPrices(t), Options{HourlyRequests: 10, Log: slog.New(slog.DiscardHandler)})
+	l := newTest(kv, testPrices(t), Options{HourlyRequests: 10, Log: slog.New(slog.DiscardHandler)})
 	h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 	// Rate limits fail open.
 	rate := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 1, TPMLimit: 1}
@@ -610,7 +671,7 @@ func TestStoreDown(t *testing.T) {
 func TestConcurrentRedis(t *testing.T) {
 	const workers, each = 64, 8
 	t.Run("rpm", func(t *testing.T) {
-		l := New(storetest.RedisKV(t), testPrices(t), Options{})
+		l := newTest(storetest.RedisKV(t), testPrices(t), Options{})
 		p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 100}
 		h := pipeline.Chain(answer(1, 1), l.Stage(testLimits))
 		var admitted, refused atomic.Int64
@@ -636,7 +697,7 @@ func TestConcurrentRedis(t *testing.T) {
 		}
 	})
 	t.Run("spend", func(t *testing.T) {
-		l := New(storetest.RedisKV(t), testPrices(t), Options{})
+		l := newTest(storetest.RedisKV(t), testPrices(t), Options{})
 		// Estimate 3000 µ$ per request; actual cost 1000–3000 µ$.
 		const capUSD, estimate = 0.2, 3000
 		p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: capUSD}
@@ -688,7 +749,7 @@ func near(a, b float64) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestRawSettlesAtTheEnd(t *testing.T) {
-	l := New(newMemKV(t), testPrices(t), Options{})
+	l := newTest(newMemKV(t), testPrices(t), Options{})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 1}
 	x := &pipeline.Exchange{Endpoint: pipeline.Speech, Principal: p.id(), Provider: "test", UpstreamModel: "model",
 		Body: []byte(`{"input":"` + strings.Repeat("abcd", 999) + `","x":1}`)} // 4014 bytes: 1004 tokens
@@ -728,7 +789,7 @@ func TestPanicSettles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kv := newMemKV(t)
-			l := New(kv, testPrices(t), Options{})
+			l := newTest(kv, testPrices(t), Options{})
 			p := &principal{Kind: identity.VirtualKey, ID: "k", TPMLimit: 100000, MaxBudgetUSD: 10, BudgetPeriod: "daily"}
 			boom := errors.New("boom")
 			next := func(_ context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
@@ -762,7 +823,7 @@ func TestPanicSettles(t *testing.T) {
 // store call, and that a request refused by any limit counts in none.
 func TestOneStoreCallAllOrNothing(t *testing.T) {
 	kv := &countingKV{KV: newMemKV(t)}
-	l := New(kv, testPrices(t), Options{HourlyRequests: 100})
+	l := newTest(kv, testPrices(t), Options{HourlyRequests: 100})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 2, TPMLimit: 100, MaxBudgetUSD: 0.001, BudgetPeriod: "daily"}
 	var before int64 = -1
 	next := func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
@@ -823,7 +884,7 @@ func TestPeriods(t *testing.T) {
 // TestTinyCapStillCaps: a cap below a micro-dollar caps (it used to round
 // to "no cap" and admit everything).
 func TestTinyCapStillCaps(t *testing.T) {
-	l := New(newMemKV(t), testPrices(t), Options{})
+	l := newTest(newMemKV(t), testPrices(t), Options{})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", MaxBudgetUSD: 0.0000001}
 	_, err := pipeline.Chain(answer(10, 10), l.Stage(testLimits))(t.Context(), chatExchange(p, 10, 10))
 	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
@@ -833,7 +894,7 @@ func TestTinyCapStillCaps(t *testing.T) {
 // make the store call fail, and rate limits failed open: 30 of 30
 // requests passed an rpm of 5. Each part is clamped now.
 func TestAbsurdEstimateNeverFailsOpen(t *testing.T) {
-	l := New(newMemKV(t), testPrices(t), Options{Log: slog.New(slog.DiscardHandler)})
+	l := newTest(newMemKV(t), testPrices(t), Options{Log: slog.New(slog.DiscardHandler)})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", RPMLimit: 5}
 	huge := int(^uint(0) >> 1)
 	admitted := 0
@@ -848,11 +909,11 @@ func TestAbsurdEstimateNeverFailsOpen(t *testing.T) {
 		t.Errorf("admitted %d of 30 requests with max_tokens %d on rpm 5, want 5", admitted, huge)
 	}
 	body := &pipeline.Exchange{Body: []byte(`{"max_tokens": 9223372036854775807, "prompt": "x"}`)}
-	if e := estimate(body); e.tokens() <= 0 || e.completion != maxEstimate {
+	if e := l.estimate(body); e.tokens() <= 0 || e.completion != maxEstimate {
 		t.Errorf("estimate of a body with max_tokens at int64's maximum = %+v, want the completion clamped to %d", e, int64(maxEstimate))
 	}
 	body.Body = []byte(`{"max_tokens": 1e300}`)
-	if e := estimate(body); e.completion != maxEstimate {
+	if e := l.estimate(body); e.completion != maxEstimate {
 		t.Errorf("estimate of max_tokens 1e300 = %+v, want the completion clamped", e)
 	}
 }

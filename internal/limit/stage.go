@@ -7,8 +7,10 @@ import (
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/tokens"
 )
 
 // Response headers, as OpenAI names them.
@@ -54,7 +56,7 @@ func (l *Limiter) Stage(src Source) pipeline.Middleware {
 			if x.Header == nil {
 				x.Header = make(http.Header)
 			}
-			est := estimate(x)
+			est := l.estimate(x)
 			a, err := l.Admit(ctx, p, lim, Estimate{Tokens: est.tokens(), CostUSD: l.cost(x, est)})
 			if err != nil {
 				if e := apierr.From(err); e.Header != nil {
@@ -134,28 +136,37 @@ const maxEstimate = 1 << 40
 
 func (e estimated) tokens() int64 { return e.prompt + e.completion }
 
-// estimate estimates x's tokens: one prompt token per four bytes of the chat
-// messages' text (of the whole body for other endpoints with a JSON body; 0
-// for other bodies, such as multipart audio), plus the requested maximum
-// completion tokens. Each part is clamped to [0, maxEstimate].
-func estimate(x *pipeline.Exchange) estimated {
+// PromptCounter counts a request's prompt tokens before it is sent.
+type PromptCounter interface {
+	// ChatPrompt counts a chat request's messages, tools and overhead.
+	ChatPrompt(model string, req *llm.ChatRequest) int64
+	// Body counts the text of another endpoint's JSON body (0 when it is
+	// not JSON, such as a multipart audio upload).
+	Body(model string, body []byte) int64
+}
+
+// tokenizer is the default PromptCounter: OpenAI's own tokenizers for
+// OpenAI models, a measured upper bound for every other model (package
+// tokens).
+type tokenizer struct{}
+
+func (tokenizer) ChatPrompt(model string, req *llm.ChatRequest) int64 {
+	return tokens.ChatPrompt(model, req)
+}
+func (tokenizer) Body(model string, body []byte) int64 { return tokens.Body(model, body) }
+
+// estimate estimates x's tokens: its prompt counted by the limiter's
+// PromptCounter for the model it goes to, plus the requested maximum
+// completion tokens (max_completion_tokens, else max_tokens). Each part is
+// clamped to [0, maxEstimate].
+func (l *Limiter) estimate(x *pipeline.Exchange) estimated {
+	model := x.UpstreamModel
+	if model == "" {
+		model = x.Model
+	}
 	var e estimated
 	if c := x.Chat; c != nil {
-		n := 0
-		for i := range c.Messages {
-			m := &c.Messages[i]
-			if m.Content.IsParts {
-				for _, part := range m.Content.Parts {
-					n += len(part.Text)
-				}
-			} else {
-				n += len(m.Content.Text)
-			}
-			for _, tc := range m.ToolCalls {
-				n += len(tc.Function.Arguments)
-			}
-		}
-		e.prompt = int64(n+3) / 4
+		e.prompt = l.counter.ChatPrompt(model, c)
 		switch {
 		case c.MaxCompletionTokens != nil:
 			e.completion = int64(*c.MaxCompletionTokens)
@@ -168,7 +179,7 @@ func estimate(x *pipeline.Exchange) estimated {
 	if len(b) == 0 || b[0] != '{' {
 		return e // not JSON (a multipart audio upload): no text to count
 	}
-	e.prompt = int64(len(b)+3) / 4
+	e.prompt = l.counter.Body(model, b)
 	e.completion = maxTokens(b)
 	return e.clamped()
 }

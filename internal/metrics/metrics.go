@@ -95,6 +95,9 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
 
+// Other is the label of every model svc does not know (Request.Model).
+const Other = "other"
+
 // Request is what one finished proxied request reports.
 type Request struct {
 	Provider         string

@@ -41,9 +41,6 @@ type Deps struct {
 	Routing  *route.Live
 	Resolver *route.Resolver
 	Failures FailureLog
-	// Deprecated: read only while Failures is nil (this process's failures
-	// alone); set Failures.
-	LastFailure func() *route.Failure
 	// Cache serves /api/metacache/* (may be nil).
 	Cache *cache.Admin
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
@@ -90,11 +87,7 @@ func (a *API) Handler() http.Handler {
 		admin.HandleFunc("POST /api/metacache/flush", a.metacacheFlush)
 	}
 	if a.d.Routing != nil {
-		failures := a.d.Failures
-		if failures == nil && a.d.LastFailure != nil {
-			failures = lastFailureFunc(a.d.LastFailure)
-		}
-		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: failures, Now: a.d.Now}).Register(admin)
+		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: a.d.Failures, Now: a.d.Now}).Register(admin)
 	}
 	admin.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))

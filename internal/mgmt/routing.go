@@ -31,12 +31,6 @@ type FailureLog interface {
 	Last(ctx context.Context) (*route.Failure, error)
 }
 
-// lastFailureFunc is the in-process last failure of Deps.LastFailure, until
-// the wiring passes route.Failures.
-type lastFailureFunc func() *route.Failure
-
-func (f lastFailureFunc) Last(context.Context) (*route.Failure, error) { return f(), nil }
-
 // RoutingDeps are what the routing API reads.
 type RoutingDeps struct {
 	// Live holds the routing configuration (required).

@@ -60,6 +60,10 @@ type Deps struct {
 	Access Access
 	// LimitSource gives each principal's limits, for Limits.
 	LimitSource limit.Source
+	// Known reports whether svc knows a provider's model; the metrics label
+	// others "other", so a caller inventing names cannot grow the series
+	// (nil: every name is labelled as it is).
+	Known func(provider, model string) bool
 	// Trace, when set, is told the name of every stage an exchange enters
 	// (the tests that hold each route's stage order).
 	Trace    func(stage string)

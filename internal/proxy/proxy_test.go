@@ -122,6 +122,9 @@ func TestRouteStage(t *testing.T) {
 		{"first answers", []int{200}, []int{200}, 200, [2]int{1, 0}, "provider:a"},
 		{"503 moves on", []int{503}, []int{200}, 200, [2]int{1, 1}, "fallback:main:b"},
 		{"429 moves on", []int{429}, []int{200}, 200, [2]int{1, 1}, "fallback:main:b"},
+		{"529 moves on", []int{529}, []int{200}, 200, [2]int{1, 1}, "fallback:main:b"},
+		{"501 moves on", []int{501}, []int{200}, 200, [2]int{1, 1}, "fallback:main:b"},
+		{"exhausted: 503", []int{503}, []int{502}, 503, [2]int{1, 1}, "fallback:main:b"},
 		{"400 is final", []int{400}, []int{200}, 400, [2]int{1, 0}, "provider:a"},
 		{"404 is final", []int{404}, []int{200}, 404, [2]int{1, 0}, "provider:a"},
 	} {
@@ -133,6 +136,9 @@ func TestRouteStage(t *testing.T) {
 			resp, body := e.post(t, "/v1/chat/completions", chatBody("main"))
 			if resp.StatusCode != tc.wantStatus {
 				t.Errorf("status %d (%s), want %d", resp.StatusCode, body, tc.wantStatus)
+			}
+			if tc.wantStatus == 503 && (!strings.Contains(body, "fallback_exhausted") || !strings.Contains(body, "HTTP 502")) {
+				t.Errorf("exhausted chain's body %s: want fallback_exhausted naming the last provider's failure", body)
 			}
 			if got := [2]int{a.count(), b.count()}; got != tc.wantCalls {
 				t.Errorf("calls = %v, want %v", got, tc.wantCalls)

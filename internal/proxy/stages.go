@@ -66,13 +66,16 @@ func (p *Proxy) finish(x *pipeline.Exchange) {
 	if p.d.Spend != nil && x.Cost > 0 && p.hasDailyBudget(x.Provider) {
 		go p.d.Spend.Add(context.Background(), x.Provider, x.Cost, time.Now())
 	}
-	if x.Err != nil && x.Provider != "" && upstreamFailed(x) {
+	if x.Err != nil && x.Provider != "" && upstreamFailed(x) && !noted(x.Err) {
 		p.noteFailure(x, x.Err)
 	}
 	p.d.Audit.Record(audit.FromExchange(x, x.Upstream))
 	model := x.UpstreamModel
 	if model == "" {
 		model = x.Model
+	}
+	if p.d.Known != nil && !p.d.Known(x.Provider, model) {
+		model = metrics.Other
 	}
 	status := x.Status
 	if x.Err != nil && x.Status < 400 {
@@ -225,13 +228,18 @@ func (p *Proxy) route(next pipeline.Handler) pipeline.Handler {
 			}
 			x.UpstreamStatus = 0
 			resp, err := next(ctx, x)
-			if err == nil || attempt >= plan.MaxRetries || !retryable(plan, x, err) {
+			if err == nil || !retryable(plan, x, err) {
 				return resp, err
 			}
+			// A failure that moves the plan on is noted, and told to health,
+			// from the attempt's own error, before anything wraps it.
 			p.noteFailure(x, err)
 			if x.UpstreamDone != nil {
 				x.UpstreamDone(x.Upstream, true)
 				x.UpstreamDone = nil
+			}
+			if attempt >= plan.MaxRetries {
+				return nil, plan.Exhausted(attempt+1, x.UpstreamStatus, err)
 			}
 			if wait := plan.Backoff(attempt + 1); wait > 0 {
 				select {
@@ -258,9 +266,17 @@ func (p *Proxy) noteFailure(x *pipeline.Exchange, err error) {
 	if p.d.Failures == nil {
 		return
 	}
-	p.d.Failures.Note(route.Failure{Provider: x.Provider, Model: x.UpstreamModel, Status: x.UpstreamStatus,
-		Message: apierr.From(err).Message, At: time.Now().UTC()})
+	f := route.Failure{Provider: x.Provider, Model: x.UpstreamModel, Status: x.UpstreamStatus,
+		Message: apierr.From(err).Message, At: time.Now().UTC()}
+	if x.Plan != nil {
+		f.Chain = x.Plan.Chain
+	}
+	p.d.Failures.Note(f)
 }
+
+// noted reports whether err is an exhausted chain, whose attempts the route
+// stage has already noted.
+func noted(err error) bool { return apierr.From(err).Code == route.CodeExhausted }
 
 // upstreamFailed reports whether the provider failed the call (for health):
 // 5xx, 429, no answer, or a stream it broke — not the caller's mistakes.

@@ -107,13 +107,16 @@ func (p *Plan) Exhausted(attempts, status int, last error) error {
 	if status != 0 {
 		how = "with HTTP " + strconv.Itoa(status)
 	}
-	out := apierr.Wrap(apierr.Unavailable, "fallback_exhausted",
+	out := apierr.Wrap(apierr.Unavailable, CodeExhausted,
 		fmt.Sprintf("%s exhausted after %d attempts; the last, %s, failed %s: %s", what, attempts, target, how, e.Message), last)
 	if e.Kind == apierr.RateLimited {
 		out.RetryAfter = e.RetryAfter
 	}
 	return out
 }
+
+// CodeExhausted is the error code of an exhausted plan.
+const CodeExhausted = "fallback_exhausted"
 
 // Backoff is the wait before retry attempt (1 for the first retry):
 // exponential from BackoffMS with full jitter, at most a minute.

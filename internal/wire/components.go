@@ -3,7 +3,8 @@ package wire
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
+	"slices"
+	"strings"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/auth"
@@ -12,6 +13,8 @@ import (
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/mgmt"
+	"github.com/svc-gateway/svc/internal/pricing"
+	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/proxy"
 	"github.com/svc-gateway/svc/internal/route"
 )
@@ -89,6 +92,17 @@ func newProxy(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The proxy is ready only while its providers answer (from the health
+	// figures it keeps anyway; no extra calls).
+	probes["providers"] = tracker.Probe
+	failures, err := s.Failures()
+	if err != nil {
+		return nil, err
+	}
+	known, err := s.Known()
+	if err != nil {
+		return nil, err
+	}
 	cfg, reg := s.Config, s.Registry()
 	resolver := route.NewResolver(reg).WithSources(route.Sources{
 		Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
@@ -104,7 +118,7 @@ func newProxy(s *System) (*app.Service, error) {
 	px := proxy.New(proxy.Deps{
 		Auth: auth.Chain{keys}, Access: keys, LimitSource: keyLimits{keys}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
-		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: s.Failures(),
+		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 	})
 	srv, err := s.serve(config.Proxy, px)
 	if err != nil {
@@ -155,25 +169,19 @@ func newManagement(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	failures, err := s.Failures()
+	if err != nil {
+		return nil, err
+	}
 	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live,
-		Limits: limiter, LastFailure: s.Failures().Last, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()),
-		Probes: probes, Log: s.Log})
+		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
+		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log})
 	srv, err := s.serve(config.Management, api)
 	if err != nil {
 		return nil, err
 	}
 	return &app.Service{Server: srv}, nil
 }
-
-// lastFailure keeps the last failed upstream attempt of this process for the
-// routing status.
-type lastFailure struct{ p atomic.Pointer[route.Failure] }
-
-// Note records f.
-func (l *lastFailure) Note(f route.Failure) { l.p.Store(&f) }
-
-// Last is the last failure noted, or nil.
-func (l *lastFailure) Last() *route.Failure { return l.p.Load() }
 
 // keyLimits resolves a principal's limits from its virtual key's record
 // (limit.Source); other principals have none yet (sign-in brings team and
@@ -189,4 +197,30 @@ func (k keyLimits) Limits(ctx context.Context, p *identity.Principal) (limit.Lim
 		return limit.Limits{}, err
 	}
 	return limit.Limits{RPM: int64(vk.RPMLimit), TPM: int64(vk.TPMLimit), MaxBudgetUSD: vk.MaxBudgetUSD, BudgetPeriod: vk.BudgetPeriod}, nil
+}
+
+// knownModels is System.Known's test.
+func knownModels(reg *provider.Registry, prices *pricing.Table, routing func() *route.Config) func(provider, model string) bool {
+	return func(prov, model string) bool {
+		if _, ok := prices.Lookup(prov, model); ok {
+			return true
+		}
+		if p, ok := reg.Lookup(prov); ok && slices.Contains(p.Models, model) {
+			return true
+		}
+		cfg := routing()
+		for i := range cfg.Chains {
+			for _, t := range cfg.Chains[i].Targets {
+				if t.Provider == prov && t.Model == model {
+					return true
+				}
+			}
+		}
+		for _, target := range cfg.ModelMap {
+			if p, m, ok := strings.Cut(target, "/"); ok && p == prov && m == model {
+				return true
+			}
+		}
+		return false
+	}
 }

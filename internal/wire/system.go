@@ -66,7 +66,8 @@ type System struct {
 	prices   lazy[*pricing.Table]
 	limiter  lazy[*limit.Limiter]
 	client   lazy[*upstream.Client]
-	failures lazy[*lastFailure]
+	failures lazy[*route.Failures]
+	known    lazy[func(provider, model string) bool]
 }
 
 // lazy is a part built on first use; a failed build is not retried.
@@ -315,16 +316,39 @@ func (s *System) Routing() (*route.Live, error) {
 	})
 }
 
-// Health is the fleet-wide provider health, flushed and read back each second.
+// Health is the fleet-wide provider health, flushed and read back each
+// second; models svc does not know are counted as "other".
 func (s *System) Health() (*health.Tracker, error) {
 	return s.health.get(func() (*health.Tracker, error) {
 		kv, err := s.KV()
 		if err != nil {
 			return nil, err
 		}
-		t := health.New(kv, s.Log)
+		known, err := s.Known()
+		if err != nil {
+			return nil, err
+		}
+		t := health.New(kv, s.Log).Known(known)
 		s.runs("health", t.Run)
 		return t, nil
+	})
+}
+
+// Known reports whether svc knows a provider's model: in the price table,
+// among the provider's configured models, or a target or alias of the
+// routing configuration. Metric labels and health series fold every other
+// name a caller invents into "other", so their number stays bounded.
+func (s *System) Known() (func(provider, model string) bool, error) {
+	return s.known.get(func() (func(provider, model string) bool, error) {
+		prices, err := s.Prices()
+		if err != nil {
+			return nil, err
+		}
+		live, err := s.Routing()
+		if err != nil {
+			return nil, err
+		}
+		return knownModels(s.Registry(), prices, live.Current), nil
 	})
 }
 
@@ -388,10 +412,18 @@ func (s *System) Upstream() *upstream.Client {
 	return c
 }
 
-// Failures holds the last failed upstream attempt, for the routing status.
-func (s *System) Failures() *lastFailure {
-	f, _ := s.failures.get(func() (*lastFailure, error) { return &lastFailure{}, nil })
-	return f
+// Failures keeps the fleet's last failed upstream attempt, for the routing
+// status: noted by proxies, written to the KV store once a second.
+func (s *System) Failures() (*route.Failures, error) {
+	return s.failures.get(func() (*route.Failures, error) {
+		kv, err := s.KV()
+		if err != nil {
+			return nil, err
+		}
+		f := route.NewFailures(kv, s.Log)
+		s.runs("routing-failures", f.Run)
+		return f, nil
+	})
 }
 
 func newAdminKey() (string, error) {
