@@ -12,7 +12,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/app"
@@ -65,39 +67,93 @@ func New(d Deps) *API {
 // maxBody bounds management request bodies.
 const maxBody = 1 << 20
 
+// handler is a management route: it answers, or returns the error that
+// serve renders.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// router registers handlers behind the one error writer.
+type router struct {
+	mux *http.ServeMux
+	log *slog.Logger
+}
+
+func (rt router) handle(pattern string, h handler) { rt.mux.Handle(pattern, serve(h, rt.log)) }
+
+// serve runs h and renders its error, if any: the one place management
+// errors are written. A server-side failure (5xx) is logged with its cause
+// and the route; the caller sees only the error's client-safe message.
+func serve(h handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		e := apierr.From(err)
+		if e.Status() >= 500 && log != nil {
+			log.Error("management request failed", "method", r.Method, "path", r.URL.Path,
+				"status", e.Status(), "code", e.Code, "err", err)
+		}
+		apierr.Write(w, e)
+	})
+}
+
 // Handler returns the routes: public health endpoints, everything else behind
-// the admin key.
+// the admin key. An admin's path or query that is not valid UTF-8 or carries
+// a NUL byte is refused with 400 before any route runs: no store is asked
+// for it.
 func (a *API) Handler() http.Handler {
-	admin := http.NewServeMux()
-	admin.HandleFunc("POST /api/enterprise/vkeys", a.createKey)
-	admin.HandleFunc("POST /api/auth/virtual-keys", a.createKey)
-	admin.HandleFunc("GET /api/enterprise/vkeys", a.listKeys)
-	admin.HandleFunc("GET /api/enterprise/vkeys/{id}", a.getKey)
-	admin.HandleFunc("DELETE /api/enterprise/vkeys/{key}", a.revokeKey)
-	admin.HandleFunc("POST /api/enterprise/vkeys/{key}/revoke", a.revokeKey)
-	admin.HandleFunc("GET /api/enterprise/vkeys/{id}/budget", a.keyBudget)
-	admin.HandleFunc("POST /api/enterprise/keys", a.putProviderKey)
-	admin.HandleFunc("GET /api/enterprise/keys", a.listProviderKeys)
-	admin.HandleFunc("DELETE /api/enterprise/keys/{provider}", a.deleteProviderKey)
-	admin.HandleFunc("GET /api/vas/logs", a.logs)
-	admin.HandleFunc("GET /api/vas/metrics", a.logMetrics)
-	admin.HandleFunc("GET /api/providers/perf", a.providerPerf)
+	rt := router{mux: http.NewServeMux(), log: a.d.Log}
+	rt.handle("POST /api/enterprise/vkeys", a.createKey)
+	rt.handle("POST /api/auth/virtual-keys", a.createKey)
+	rt.handle("GET /api/enterprise/vkeys", a.listKeys)
+	rt.handle("GET /api/enterprise/vkeys/{id}", a.getKey)
+	rt.handle("DELETE /api/enterprise/vkeys/{key}", a.revokeKey)
+	rt.handle("POST /api/enterprise/vkeys/{key}/revoke", a.revokeKey)
+	rt.handle("GET /api/enterprise/vkeys/{id}/budget", a.keyBudget)
+	rt.handle("POST /api/enterprise/keys", a.putProviderKey)
+	rt.handle("GET /api/enterprise/keys", a.listProviderKeys)
+	rt.handle("DELETE /api/enterprise/keys/{provider}", a.deleteProviderKey)
+	rt.handle("GET /api/vas/logs", a.logs)
+	rt.handle("GET /api/vas/metrics", a.logMetrics)
+	rt.handle("GET /api/providers/perf", a.providerPerf)
 	if a.d.Cache != nil {
-		admin.HandleFunc("GET /api/metacache/stats", a.metacacheStats)
-		admin.HandleFunc("POST /api/metacache/flush", a.metacacheFlush)
+		rt.handle("GET /api/metacache/stats", a.metacacheStats)
+		rt.handle("POST /api/metacache/flush", a.metacacheFlush)
 	}
 	if a.d.Routing != nil {
-		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: a.d.Failures, Now: a.d.Now}).Register(admin)
+		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: a.d.Failures, Now: a.d.Now, Log: a.d.Log}).Register(rt.mux)
 	}
-	admin.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+	rt.handle("/", func(w http.ResponseWriter, r *http.Request) error {
+		return apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path)
 	})
 
 	mux := http.NewServeMux()
 	app.Health(mux, a.d.Probes)
-	mux.Handle("/", auth.Guard(auth.Chain{auth.AdminKey(a.d.AdminKey)}, admin))
+	mux.Handle("/", auth.Guard(auth.Chain{auth.AdminKey(a.d.AdminKey)}, serve(validURL(rt.mux), a.d.Log)))
 	return mux
 }
+
+// validURL refuses a path or query holding a NUL byte or invalid UTF-8:
+// no record name holds either, and PostgreSQL refuses both in text.
+func validURL(h http.Handler) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if bad(r.URL.Path) {
+			return apierr.New(apierr.InvalidRequest, "invalid_path", "the path must be UTF-8 text without NUL bytes")
+		}
+		for name, vals := range r.URL.Query() {
+			for _, v := range append(vals, name) {
+				if bad(v) {
+					clean := strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?")
+					return apierr.BadParam(clean, "query parameter %q must be UTF-8 text without NUL bytes", clean)
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+		return nil
+	}
+}
+
+func bad(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 
 // readJSON decodes the bounded body into v, rejecting unknown fields.
 func readJSON(r *http.Request, v any) error {
@@ -111,15 +167,17 @@ func readJSON(r *http.Request, v any) error {
 	return decodeBody(b, v)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v with status; an encoding failure is returned (and
+// nothing written).
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		apierr.Write(w, apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err))
-		return
+		return apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+	return nil
 }
 
 func ctxTimeout(r *http.Request) (context.Context, context.CancelFunc) {

@@ -24,11 +24,10 @@ type providerKeyView struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
-func (a *API) putProviderKey(w http.ResponseWriter, r *http.Request) {
+func (a *API) putProviderKey(w http.ResponseWriter, r *http.Request) error {
 	var body providerKeyBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
@@ -39,19 +38,17 @@ func (a *API) putProviderKey(w http.ResponseWriter, r *http.Request) {
 		err = nil
 	}
 	if err != nil {
-		apierr.Write(w, vaultError(err))
-		return
+		return vaultError(err)
 	}
-	writeJSON(w, http.StatusCreated, providerKeyView{Provider: rec.Provider, MaskedKey: rec.Masked, Source: "stored", UpdatedAt: &rec.UpdatedAt})
+	return writeJSON(w, http.StatusCreated, providerKeyView{Provider: rec.Provider, MaskedKey: rec.Masked, Source: "stored", UpdatedAt: &rec.UpdatedAt})
 }
 
-func (a *API) listProviderKeys(w http.ResponseWriter, r *http.Request) {
+func (a *API) listProviderKeys(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	recs, err := a.d.Vault.List(ctx)
 	if err != nil {
-		apierr.Write(w, vaultError(err))
-		return
+		return vaultError(err)
 	}
 	out := []providerKeyView{}
 	stored := map[string]bool{}
@@ -65,10 +62,10 @@ func (a *API) listProviderKeys(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Provider < out[j].Provider })
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
 }
 
-func (a *API) deleteProviderKey(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteProviderKey(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	name := r.PathValue("provider")
@@ -78,10 +75,9 @@ func (a *API) deleteProviderKey(w http.ResponseWriter, r *http.Request) {
 		err = nil
 	}
 	if err != nil {
-		apierr.Write(w, vaultError(err))
-		return
+		return vaultError(err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"provider": name, "deleted": true})
+	return writeJSON(w, http.StatusOK, map[string]any{"provider": name, "deleted": true})
 }
 
 // vaultError maps keyvault's errors to API errors.

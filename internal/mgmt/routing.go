@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ type RoutingAPI struct {
 	resolver *route.Resolver
 	failures FailureLog
 	now      func() time.Time
+	log      *slog.Logger
 }
 
 // FailureLog gives the fleet's last failed provider attempt
@@ -44,6 +46,8 @@ type RoutingDeps struct {
 	Failures FailureLog
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Log receives the server-side failures of the routes (may be nil).
+	Log *slog.Logger
 }
 
 // NewRoutingAPI returns the routing handlers.
@@ -51,34 +55,30 @@ func NewRoutingAPI(d RoutingDeps) *RoutingAPI {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &RoutingAPI{live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now}
+	return &RoutingAPI{live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
 }
 
 // Register adds the routing routes to mux (which the caller puts behind the
 // admin key).
 func (a *RoutingAPI) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/routing/fallback-chains", a.listChains)
-	mux.HandleFunc("POST /api/routing/fallback-chains", a.putChain)
-	mux.HandleFunc("DELETE /api/routing/fallback-chains/{name}", a.deleteChain)
-	mux.HandleFunc("PUT /api/routing/strategy", a.putStrategy)
-	mux.HandleFunc("PUT /api/routing/default-provider", a.putDefaultProvider)
-	mux.HandleFunc("POST /api/routing/model-mapping", a.putMapping)
-	mux.HandleFunc("POST /api/routing/force-provider", a.forceProvider)
-	mux.HandleFunc("GET /api/routing/status", a.status)
-	mux.HandleFunc("POST /api/routing/budgets", a.putBudget)
-	mux.HandleFunc("GET /api/routing/budgets", a.listBudgets)
+	rt := router{mux: mux, log: a.log}
+	rt.handle("GET /api/routing/fallback-chains", a.listChains)
+	rt.handle("POST /api/routing/fallback-chains", a.putChain)
+	rt.handle("DELETE /api/routing/fallback-chains/{name}", a.deleteChain)
+	rt.handle("PUT /api/routing/strategy", a.putStrategy)
+	rt.handle("PUT /api/routing/default-provider", a.putDefaultProvider)
+	rt.handle("POST /api/routing/model-mapping", a.putMapping)
+	rt.handle("POST /api/routing/force-provider", a.forceProvider)
+	rt.handle("GET /api/routing/status", a.status)
+	rt.handle("POST /api/routing/budgets", a.putBudget)
+	rt.handle("GET /api/routing/budgets", a.listBudgets)
 }
 
-// update applies fn through Live and writes the error, if any.
-func (a *RoutingAPI) update(w http.ResponseWriter, r *http.Request, fn func(*route.Config) error) (route.Config, bool) {
+// update applies fn through Live.
+func (a *RoutingAPI) update(r *http.Request, fn func(*route.Config) error) (route.Config, error) {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
-	c, err := a.live.Update(ctx, fn)
-	if err != nil {
-		apierr.Write(w, err)
-		return route.Config{}, false
-	}
-	return c, true
+	return a.live.Update(ctx, fn)
 }
 
 // chainBody is a fallback chain as sent; omitted retry_on and max_retries
@@ -91,19 +91,18 @@ type chainBody struct {
 	BackoffMS  int            `json:"backoff_ms"`
 }
 
-func (a *RoutingAPI) listChains(w http.ResponseWriter, _ *http.Request) {
+func (a *RoutingAPI) listChains(w http.ResponseWriter, _ *http.Request) error {
 	chains := a.live.Current().Chains
 	if chains == nil {
 		chains = []route.Chain{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": chains})
+	return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": chains})
 }
 
-func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) error {
 	var body chainBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	for i := range body.Targets {
 		body.Targets[i].Provider = strings.ToLower(strings.TrimSpace(body.Targets[i].Provider))
@@ -116,11 +115,10 @@ func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) {
 		ch.MaxRetries = ch.DefaultMaxRetries()
 	}
 	if err := ch.Validate(); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	created := false
-	if _, ok := a.update(w, r, func(c *route.Config) error {
+	if _, err := a.update(r, func(c *route.Config) error {
 		i := slices.IndexFunc(c.Chains, func(x route.Chain) bool { return x.Name == ch.Name })
 		if i < 0 {
 			created = true
@@ -130,29 +128,29 @@ func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) {
 			c.Chains[i] = ch
 		}
 		return nil
-	}); !ok {
-		return
+	}); err != nil {
+		return err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, ch)
+	return writeJSON(w, status, ch)
 }
 
-func (a *RoutingAPI) deleteChain(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) deleteChain(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	if _, ok := a.update(w, r, func(c *route.Config) error {
+	if _, err := a.update(r, func(c *route.Config) error {
 		i := slices.IndexFunc(c.Chains, func(x route.Chain) bool { return x.Name == name })
 		if i < 0 {
 			return apierr.Newf(apierr.NotFound, "chain_not_found", "no fallback chain named %q", name)
 		}
 		c.Chains = slices.Delete(c.Chains, i, i+1)
 		return nil
-	}); !ok {
-		return
+	}); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
+	return writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 }
 
 type strategyBody struct {
@@ -160,25 +158,22 @@ type strategyBody struct {
 	Weights  route.Weights `json:"weights"`
 }
 
-func (a *RoutingAPI) putStrategy(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) putStrategy(w http.ResponseWriter, r *http.Request) error {
 	var body strategyBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	if body.Strategy == "" {
-		apierr.Write(w, apierr.BadParam("strategy", "strategy is required: one of %s", strings.Join(route.Strategies, ", ")))
-		return
+		return apierr.BadParam("strategy", "strategy is required: one of %s", strings.Join(route.Strategies, ", "))
 	}
 	s := route.Strategy{Name: body.Strategy, Weights: body.Weights}
 	if err := s.Validate(); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	if _, ok := a.update(w, r, func(c *route.Config) error { c.Strategy = s; return nil }); !ok {
-		return
+	if _, err := a.update(r, func(c *route.Config) error { c.Strategy = s; return nil }); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, strategyBody{Strategy: s.Name, Weights: s.Weights})
+	return writeJSON(w, http.StatusOK, strategyBody{Strategy: s.Name, Weights: s.Weights})
 }
 
 type providerBody struct {
@@ -187,17 +182,16 @@ type providerBody struct {
 
 // putDefaultProvider sets the default provider; an empty provider restores
 // the configured (environment) default.
-func (a *RoutingAPI) putDefaultProvider(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) putDefaultProvider(w http.ResponseWriter, r *http.Request) error {
 	var body providerBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	p := strings.ToLower(strings.TrimSpace(body.Provider))
-	if _, ok := a.update(w, r, func(c *route.Config) error { c.DefaultProvider = p; return nil }); !ok {
-		return
+	if _, err := a.update(r, func(c *route.Config) error { c.DefaultProvider = p; return nil }); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, providerBody{Provider: p})
+	return writeJSON(w, http.StatusOK, providerBody{Provider: p})
 }
 
 // mappingBody is alias with provider and model, or with target
@@ -216,39 +210,35 @@ type mappingView struct {
 	Model    string `json:"model"`
 }
 
-func (a *RoutingAPI) putMapping(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) putMapping(w http.ResponseWriter, r *http.Request) error {
 	var body mappingBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	target := body.Target
 	switch {
 	case target != "" && (body.Provider != "" || body.Model != ""):
-		apierr.Write(w, apierr.BadParam("target", "send target or provider and model, not both"))
-		return
+		return apierr.BadParam("target", "send target or provider and model, not both")
 	case target == "":
 		if body.Provider == "" || body.Model == "" {
-			apierr.Write(w, apierr.BadParam("provider", "send provider and model, or target as provider/model"))
-			return
+			return apierr.BadParam("provider", "send provider and model, or target as provider/model")
 		}
 		target = strings.ToLower(body.Provider) + "/" + body.Model
 	}
 	if err := route.ValidateMapping(body.Alias, target); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	if _, ok := a.update(w, r, func(c *route.Config) error {
+	if _, err := a.update(r, func(c *route.Config) error {
 		if c.ModelMap == nil {
 			c.ModelMap = map[string]string{}
 		}
 		c.ModelMap[body.Alias] = target
 		return nil
-	}); !ok {
-		return
+	}); err != nil {
+		return err
 	}
 	p, m, _ := strings.Cut(target, "/")
-	writeJSON(w, http.StatusCreated, mappingView{Alias: body.Alias, Target: target, Provider: p, Model: m})
+	return writeJSON(w, http.StatusCreated, mappingView{Alias: body.Alias, Target: target, Provider: p, Model: m})
 }
 
 type forceBody struct {
@@ -262,34 +252,30 @@ type forcedView struct {
 }
 
 // forceProvider forces the provider for duration_seconds; 0 clears it.
-func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) error {
 	var body forceBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	if body.DurationSeconds == nil {
-		apierr.Write(w, apierr.BadParam("duration_seconds", "duration_seconds is required (0 clears the forced provider)"))
-		return
+		return apierr.BadParam("duration_seconds", "duration_seconds is required (0 clears the forced provider)")
 	}
 	secs := *body.DurationSeconds
 	if secs < 0 || secs > maxForceSeconds {
-		apierr.Write(w, apierr.BadParam("duration_seconds", "duration_seconds must be 0 to %d, got %d", maxForceSeconds, secs))
-		return
+		return apierr.BadParam("duration_seconds", "duration_seconds must be 0 to %d, got %d", maxForceSeconds, secs)
 	}
 	if secs == 0 {
-		if _, ok := a.update(w, r, func(c *route.Config) error { c.Forced = nil; return nil }); !ok {
-			return
+		if _, err := a.update(r, func(c *route.Config) error { c.Forced = nil; return nil }); err != nil {
+			return err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"forced": nil})
-		return
+		return writeJSON(w, http.StatusOK, map[string]any{"forced": nil})
 	}
 	p := strings.ToLower(strings.TrimSpace(body.Provider))
 	f := &route.Forced{Provider: p, Until: a.now().UTC().Add(time.Duration(secs) * time.Second)}
-	if _, ok := a.update(w, r, func(c *route.Config) error { c.Forced = f; return nil }); !ok {
-		return
+	if _, err := a.update(r, func(c *route.Config) error { c.Forced = f; return nil }); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"forced": forcedView{Provider: f.Provider, Until: f.Until}})
+	return writeJSON(w, http.StatusOK, map[string]any{"forced": forcedView{Provider: f.Provider, Until: f.Until}})
 }
 
 type budgetBody struct {
@@ -298,40 +284,37 @@ type budgetBody struct {
 }
 
 // putBudget sets a provider's daily budget; 0 removes it.
-func (a *RoutingAPI) putBudget(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) putBudget(w http.ResponseWriter, r *http.Request) error {
 	var body budgetBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	if body.DailyBudgetUSD == nil {
-		apierr.Write(w, apierr.BadParam("daily_budget_usd", "daily_budget_usd is required (0 removes the budget)"))
-		return
+		return apierr.BadParam("daily_budget_usd", "daily_budget_usd is required (0 removes the budget)")
 	}
 	b := route.ProviderBudget{Provider: strings.ToLower(strings.TrimSpace(body.Provider)), DailyBudgetUSD: *body.DailyBudgetUSD}
 	if err := (&route.Config{Budgets: []route.ProviderBudget{b}}).Validate(); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	if _, ok := a.update(w, r, func(c *route.Config) error {
+	if _, err := a.update(r, func(c *route.Config) error {
 		c.Budgets = slices.DeleteFunc(c.Budgets, func(x route.ProviderBudget) bool { return x.Provider == b.Provider })
 		if b.DailyBudgetUSD > 0 {
 			c.Budgets = append(c.Budgets, b)
 		}
 		return nil
-	}); !ok {
-		return
+	}); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, b)
+	return writeJSON(w, http.StatusOK, b)
 }
 
-func (a *RoutingAPI) listBudgets(w http.ResponseWriter, _ *http.Request) {
+func (a *RoutingAPI) listBudgets(w http.ResponseWriter, _ *http.Request) error {
 	bs := slices.Clone(a.live.Current().Budgets)
 	if bs == nil {
 		bs = []route.ProviderBudget{}
 	}
 	slices.SortFunc(bs, func(x, y route.ProviderBudget) int { return strings.Compare(x.Provider, y.Provider) })
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": bs})
+	return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": bs})
 }
 
 type statusView struct {
@@ -357,7 +340,7 @@ type activeChainView struct {
 	Providers []string `json:"providers"`
 }
 
-func (a *RoutingAPI) status(w http.ResponseWriter, r *http.Request) {
+func (a *RoutingAPI) status(w http.ResponseWriter, r *http.Request) error {
 	c := a.live.Current()
 	name := c.Strategy.Name
 	if name == "" {
@@ -398,10 +381,9 @@ func (a *RoutingAPI) status(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		f, err := a.failures.Last(ctx)
 		if err != nil {
-			apierr.Write(w, apierr.Wrap(apierr.Unavailable, "store_unavailable", "could not read the last failure from the store", err))
-			return
+			return apierr.Wrap(apierr.Unavailable, "store_unavailable", "could not read the last failure from the store", err)
 		}
 		v.LastFailure = f
 	}
-	writeJSON(w, http.StatusOK, v)
+	return writeJSON(w, http.StatusOK, v)
 }

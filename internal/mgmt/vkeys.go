@@ -76,65 +76,59 @@ func view(k auth.VirtualKey) keyView {
 	return keyView{VirtualKey: k, Status: s}
 }
 
-func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
+func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	var body createKeyBody
 	if err := readJSON(r, &body); err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	p, err := body.params()
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	k, secret, err := a.d.Keys.Create(ctx, p)
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	return writeJSON(w, http.StatusCreated, struct {
 		keyView
 		Key string `json:"key"`
 	}{view(k), secret})
 }
 
-func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	keys, err := a.d.Keys.List(ctx)
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	out := make([]keyView, len(keys))
 	for i, k := range keys {
 		out[i] = view(k)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total": len(out)})
+	return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total": len(out)})
 }
 
-func (a *API) getKey(w http.ResponseWriter, r *http.Request) {
+func (a *API) getKey(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	k, err := a.d.Keys.Get(ctx, r.PathValue("id"))
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, view(k))
+	return writeJSON(w, http.StatusOK, view(k))
 }
 
-func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
+func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	k, err := a.d.Keys.Revoke(ctx, r.PathValue("key"))
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, view(k))
+	return writeJSON(w, http.StatusOK, view(k))
 }
 
 // budgetView is GET /api/enterprise/vkeys/{id}/budget.
@@ -149,20 +143,18 @@ type budgetView struct {
 	RemainingUSD *float64 `json:"remaining_usd"`
 }
 
-func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
+func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	k, err := a.d.Keys.Get(ctx, r.PathValue("id"))
 	if err != nil {
-		apierr.Write(w, err)
-		return
+		return err
 	}
 	now := a.d.Now()
 	start := limit.PeriodStart(k.BudgetPeriod, now)
 	spend, err := a.spend(ctx, k, start)
 	if err != nil {
-		apierr.Write(w, apierr.Wrap(apierr.Internal, "store_error", "could not read the key's spend", err))
-		return
+		return apierr.Wrap(apierr.Internal, "store_error", "could not read the key's spend", err)
 	}
 	v := budgetView{ID: k.ID, BudgetPeriod: k.BudgetPeriod, PeriodStart: start, PeriodEnd: limit.PeriodEnd(k.BudgetPeriod, now),
 		SpendUSD: spend, MaxBudgetUSD: k.MaxBudgetUSD}
@@ -170,7 +162,7 @@ func (a *API) keyBudget(w http.ResponseWriter, r *http.Request) {
 		rem := max(k.MaxBudgetUSD-spend, 0)
 		v.RemainingUSD = &rem
 	}
-	writeJSON(w, http.StatusOK, v)
+	return writeJSON(w, http.StatusOK, v)
 }
 
 // spend is the key's spend in the current period: for a capped key the
