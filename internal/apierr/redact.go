@@ -40,9 +40,11 @@ var prefixed = []string{
 	`Bearer\s+\S+`,
 }
 
-// credentialLike matches the prefixed credentials, each at a word boundary
-// so that ordinary words (risk-assessment, task-planner) stay as they are.
-var credentialLike = regexp.MustCompile(`\b(?:` + strings.Join(prefixed, "|") + `)`)
+// credentialLike matches the prefixed credentials, each after a character
+// that is not a letter or digit (an underscore counts: providers join keys
+// into codes, bad_key_gsk_…), so that ordinary words (risk-assessment,
+// task-planner) stay as they are. The character before is group 1.
+var credentialLike = regexp.MustCompile(`(^|[^A-Za-z0-9])(?:` + strings.Join(prefixed, "|") + `)`)
 
 // opaqueToken is a run of 32 or more letters and digits: an opaque key
 // (Mistral 32, Cohere 40, Azure OpenAI 32 hex, Together 64 hex) when
@@ -88,7 +90,7 @@ func looksRandom(tok string) bool {
 // keys, and opaque random-looking runs of 32 or more letters and digits
 // (Mistral, Cohere, Azure's hex keys). Ordinary words stay as they are.
 func RedactShapes(s string) string {
-	s = credentialLike.ReplaceAllString(s, redacted)
+	s = credentialLike.ReplaceAllString(s, "${1}"+redacted)
 	s = awsSecret.ReplaceAllString(s, "${1}"+redacted)
 	s = basicAuth.ReplaceAllStringFunc(s, func(m string) string {
 		if looksRandom(basicAuth.FindStringSubmatch(m)[1]) {

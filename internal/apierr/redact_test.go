@@ -106,6 +106,8 @@ func TestRedactShapes(t *testing.T) {
 		{"aws_secret_access_key=" + secret, "aws_secret_access_key=[redacted]"},
 		{`"SecretAccessKey": "` + secret + `"`, `"SecretAccessKey": "[redacted]"`},
 		{"Authorization: Basic dXNlcjpzZWNyZXQxMjM= rejected", "Authorization: [redacted] rejected"},
+		{"code bad_key_" + fakeKey("gsk_", 52, alnum, ""), "code bad_key_[redacted]"},
+		{"param user." + fakeKey("xai-", 80, alnum, ""), "param user.[redacted]"},
 	}
 	for _, c := range labelled {
 		if got := RedactShapes(c.in); got != c.want {
