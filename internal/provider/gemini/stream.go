@@ -26,7 +26,8 @@ const maxCandidates = 16
 // usageMetadata is recorded in info (the last one wins); unless
 // info.HideUsage, a usage-only chunk (choices: []) follows the last event.
 // Gemini has no end marker: the body's end after a finishReason is the clean
-// end, before one it is a truncated stream.
+// end, before one it is a truncated stream. A failure ends the stream: Next
+// returns it again if called again.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info, created: time.Now().Unix()}
 }
@@ -42,7 +43,8 @@ type stream struct {
 	calls    [maxCandidates]int  // tool calls sent, per candidate
 	finished bool                // a finishReason arrived
 	gotUsage bool
-	ended    bool // the usage chunk (if any) was sent: only EOF remains
+	ended    bool  // the usage chunk (if any) was sent: only EOF remains
+	err      error // sticky: Next after a failure fails the same way
 
 	chunk llm.ChatChunk
 }
@@ -50,6 +52,17 @@ type stream struct {
 var errorPrefix = []byte(`{"error"`)
 
 func (s *stream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	ev, err := s.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *stream) next() (sse.Event, error) {
 	for {
 		if s.ended {
 			return sse.Event{}, io.EOF

@@ -19,6 +19,7 @@ const maxEvent = 8 << 20
 
 // DecodeChatStream relays the provider's chunks as they are, ending at [DONE]
 // (which the HTTP surface writes itself). Usage and model are recorded in info.
+// A failure ends the stream: Next returns it again if called again.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info}
 }
@@ -28,6 +29,7 @@ type stream struct {
 	r    *sse.Reader
 	info *provider.StreamInfo
 	done bool
+	err  error // sticky: Next after a failure fails the same way
 }
 
 var (
@@ -37,6 +39,17 @@ var (
 )
 
 func (s *stream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	ev, err := s.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *stream) next() (sse.Event, error) {
 	for {
 		if s.done {
 			return sse.Event{}, io.EOF
