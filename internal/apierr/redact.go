@@ -48,7 +48,9 @@ var credentialLike = regexp.MustCompile(`(^|[^A-Za-z0-9])(?:` + strings.Join(pre
 
 // opaqueToken is a run of 32 or more letters and digits: an opaque key
 // (Mistral 32, Cohere 40, Azure OpenAI 32 hex, Together 64 hex) when
-// looksRandom agrees.
+// looksRandom agrees. It stands between word boundaries, so that ids with a
+// prefix (req_<32 hex>, which providers ask users to quote) stay readable;
+// the exact scrub (Scrubber) finds such a key wherever it is.
 var opaqueToken = regexp.MustCompile(`\b[A-Za-z0-9]{32,}\b`)
 
 // awsSecret is an AWS secret access key (40 base64 characters) after a label

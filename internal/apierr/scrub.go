@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // MinSecret is the length below which Scrub leaves a secret alone: shorter
@@ -23,11 +25,15 @@ const MinSecret = 8
 //
 // Each secret is looked for as sent and in the forms it travels in: URL
 // query- and path-escaped, base64 (standard and URL-safe, padded or not) and
-// as the content of a JSON string. base64 of "user:secret" (Basic
+// as the content of a JSON string; in any letter case, since providers fold
+// what they echo (Google lowercases its status codes). base64 of "user:secret" (Basic
 // credentials) is not derived, the user being unknown: the Basic shape of
 // RedactShapes covers it. The zero Scrubber redacts shapes only.
 type Scrubber struct {
 	forms []string // longest first, so no form leaves part of a longer one
+
+	once sync.Once
+	re   *regexp.Regexp // the forms, any case; nil without forms
 }
 
 // NewScrubber returns a Scrubber for secrets; those shorter than MinSecret
@@ -60,13 +66,27 @@ func NewScrubber(secrets ...string) *Scrubber {
 	return s
 }
 
+// match is the forms as one case-insensitive expression, built on first use
+// (most scrubbers never see text to scrub).
+func (s *Scrubber) match() *regexp.Regexp {
+	s.once.Do(func() {
+		if len(s.forms) == 0 {
+			return
+		}
+		alts := make([]string, len(s.forms))
+		for i, f := range s.forms {
+			alts[i] = regexp.QuoteMeta(f)
+		}
+		s.re = regexp.MustCompile(`(?i)(?:` + strings.Join(alts, "|") + `)`)
+	})
+	return s.re
+}
+
 // String returns v with every form of every secret and every credential
 // shape (RedactShapes) replaced by [redacted]. It does not cut v.
 func (s *Scrubber) String(v string) string {
-	for _, f := range s.forms {
-		if strings.Contains(v, f) {
-			v = strings.ReplaceAll(v, f, redacted)
-		}
+	if re := s.match(); re != nil {
+		v = re.ReplaceAllLiteralString(v, redacted)
 	}
 	return RedactShapes(v)
 }

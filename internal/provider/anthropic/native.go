@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -31,7 +32,8 @@ func NativeUsage(body []byte) (llm.Usage, string, error) {
 }
 
 // NativeStream relays a Messages API stream event by event, unchanged (event
-// name and data, pings included), recording usage and model in info from
+// name and data, pings included) but for credentials in error events, which
+// are redacted (apierr.RedactShapes), recording usage and model in info from
 // message_start and message_delta. It ends with io.EOF after message_stop, or
 // after relaying an error event (the provider ends the stream there); a
 // stream that ends before either is an UpstreamError.
@@ -93,8 +95,15 @@ func (s *nativeStream) Next() (sse.Event, error) {
 			s.usage.merge(m.Usage)
 			s.info.Usage = s.usage.canonical()
 		}
-	case "message_stop", "error":
+	case "message_stop":
 		s.done = true
+	case "error":
+		// The provider's error text goes to the caller as it is: redact
+		// credentials (the caller scrubs the exact key with ScrubStream).
+		s.done = true
+		if r := apierr.RedactShapes(string(ev.Data)); r != string(ev.Data) {
+			ev.Data = []byte(r)
+		}
 	}
 	return ev, nil
 }

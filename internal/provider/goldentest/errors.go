@@ -142,8 +142,8 @@ var echoStatuses = []int{400, 404, 409, 413, 422, 429, 500, 503, 504, 529}
 // CheckScrub checks an adapter's error path against a provider that echoes
 // svc's key: for each status, the key in the answer's message, param and
 // code — as sent, URL-escaped and base64-encoded — reaches nothing a caller,
-// a log or a store sees once the decoded error is scrubbed with the key
-// (apierr.Scrub), the error's kind unchanged. Keys of a known shape must not
+// a log or a store sees, in any letter case, once the decoded error is
+// scrubbed with the key (apierr.Scrub), the error's kind unchanged. Keys of a known shape must not
 // get through DecodeError alone either; an opaque key (a self-hosted server's)
 // only the exact scrub can find.
 func CheckScrub(t *testing.T, decode Decoder, body ErrorBody) {
@@ -156,7 +156,7 @@ func CheckScrub(t *testing.T, decode Decoder, body ErrorBody) {
 		{"openai", "sk-proj-" + strings.Repeat("Zq8xW2", 12), true},
 		{"groq", "gsk_" + strings.Repeat("Pt4vK9", 8) + "Ab3x", true},
 		{"azure", strings.Repeat("0a1b2c3d4e5f6789", 2), true},
-		{"opaque", "svc-test/opaque+key", false},
+		{"opaque", "svc-Test/opaque+Key", false},
 	}
 	for _, k := range keys {
 		forms := map[string]string{
@@ -177,7 +177,7 @@ func CheckScrub(t *testing.T, decode Decoder, body ErrorBody) {
 					}
 				}
 				got := apierr.Scrub(e, k.key)
-				if out := Visible(got); strings.Contains(out, form) {
+				if out := Visible(got); strings.Contains(strings.ToLower(out), strings.ToLower(form)) {
 					t.Errorf("%s key %s, HTTP %d: it reaches the caller or the log after Scrub:\n%s", k.name, formName, status, out)
 				}
 				if apierr.KindOf(got) != e.Kind {
