@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
@@ -75,6 +76,7 @@ func relay(t *testing.T, a *anthropic.Adapter, body io.ReadCloser, hideUsage boo
 	}
 	ev.Info = goldentest.InfoOf(si)
 	ev.Choices = goldentest.Assemble(t, ev.Events, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Events)
 	return ev
 }
 
@@ -122,5 +124,42 @@ func relayNative(t *testing.T, body io.ReadCloser, sseBytes []byte) nativeEvents
 		i++
 	})
 	out.Info = goldentest.InfoOf(si)
+	if diff := cmp.Diff(nativeToolCalls(t, ups), out.Info.ToolCalls, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("StreamInfo.ToolCalls: got != the tool_use blocks of the stream (-want +got):\n%s", diff)
+	}
+	return out
+}
+
+// nativeToolCalls reads the tool_use blocks of a native stream and their
+// input pieces, independently of the adapter.
+func nativeToolCalls(t *testing.T, ups []sse.Event) []goldentest.InfoToolCall {
+	t.Helper()
+	var out []goldentest.InfoToolCall
+	block := map[int]int{} // content block index → position in out
+	for _, e := range ups {
+		var v struct {
+			Type         string `json:"type"`
+			Index        int    `json:"index"`
+			ContentBlock struct {
+				Type, ID, Name string
+			} `json:"content_block"`
+			Delta struct {
+				Type        string `json:"type"`
+				PartialJSON string `json:"partial_json"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal(e.Data, &v) != nil {
+			continue
+		}
+		switch {
+		case v.Type == "content_block_start" && v.ContentBlock.Type == "tool_use":
+			block[v.Index] = len(out)
+			out = append(out, goldentest.InfoToolCall{Index: len(out), ID: v.ContentBlock.ID, Name: v.ContentBlock.Name})
+		case v.Type == "content_block_delta" && v.Delta.Type == "input_json_delta":
+			if i, ok := block[v.Index]; ok {
+				out[i].Arguments += v.Delta.PartialJSON
+			}
+		}
+	}
 	return out
 }

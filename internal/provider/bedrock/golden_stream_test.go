@@ -120,5 +120,6 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 	}
 	ev.Info = goldentest.InfoOf(&si)
 	ev.Choices = goldentest.Assemble(t, ev.Chunks, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Chunks)
 	return ev
 }

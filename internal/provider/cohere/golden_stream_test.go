@@ -42,6 +42,7 @@ func relay(t *testing.T, a *cohere.Adapter, sseBytes []byte, hideUsage bool) eve
 	ev.Info = goldentest.InfoOf(si)
 	checkChunks(t, ev.Events, hideUsage, ev.End.EOF)
 	ev.Choices = goldentest.Assemble(t, ev.Events, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Events)
 	if ev.End.EOF {
 		want := upstreamArguments(t, sseBytes)
 		var got []string

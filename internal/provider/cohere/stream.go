@@ -29,7 +29,7 @@ const maxEvent = 8 << 20
 // Other events (content-start, content-end, tool-plan-delta, tool-call-end,
 // citations, debug) are skipped. A stream that ends before message-end, or
 // whose message-end says ERROR, ends with an UpstreamError, which Next
-// returns again if called again. Usage is recorded
+// returns again if called again. Usage and tool calls are recorded
 // in info; Cohere names no model: chunks carry info.Model when the caller sets
 // it before decoding.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
@@ -192,6 +192,7 @@ func (s *stream) next() (sse.Event, error) {
 			if tc.Arguments != nil {
 				call.Function.Arguments = *tc.Arguments
 			}
+			s.info.AddToolCall(0, i, call.ID, call.Function.Name, call.Function.Arguments)
 			return s.emit(s.choice(llm.Delta{ToolCalls: []llm.ToolCall{call}}, nil))
 		case "tool-call-delta":
 			tc := &e.Delta.Message.ToolCalls
@@ -199,6 +200,7 @@ func (s *stream) next() (sse.Event, error) {
 				continue
 			}
 			i := s.tool
+			s.info.AddToolCall(0, i, "", "", *tc.Arguments)
 			call := llm.ToolCall{Index: &i, Function: llm.FunctionCall{Arguments: *tc.Arguments}}
 			return s.emit(s.choice(llm.Delta{ToolCalls: []llm.ToolCall{call}}, nil))
 		case "message-end":

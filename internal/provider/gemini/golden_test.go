@@ -148,6 +148,7 @@ func relay(t *testing.T, a *gemini.Adapter, sseBytes []byte, hideUsage bool) eve
 		t.Errorf("chunks carry %d ids, want one", len(ids))
 	}
 	ev.Info = goldentest.InfoOf(si)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Events)
 	return ev
 }
 

@@ -22,7 +22,8 @@ const maxCandidates = 16
 // DecodeChatStream turns streamGenerateContent?alt=sse events (each a
 // GenerateContentResponse) into OpenAI chunks, one per event: the first of a
 // choice carries role "assistant", text parts are content deltas (thought
-// parts are dropped), each functionCall part is one complete tool call delta.
+// parts are dropped), each functionCall part is one complete tool call delta,
+// recorded in info.ToolCalls too.
 // usageMetadata is recorded in info (the last one wins); unless
 // info.HideUsage, a usage-only chunk (choices: []) follows the last event.
 // Gemini has no end marker: the body's end after a finishReason is the clean
@@ -150,6 +151,7 @@ func (s *stream) translate(g *genResponse) (out []byte, ok bool, err error) {
 		for j := range calls {
 			k := s.calls[idx] + j
 			calls[j].Index = &k
+			s.info.AddToolCall(idx, k, calls[j].ID, calls[j].Function.Name, calls[j].Function.Arguments)
 		}
 		s.calls[idx] += len(calls)
 		fr := finishReason(c.FinishReason, s.calls[idx] > 0)

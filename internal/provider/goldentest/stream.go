@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -45,14 +47,65 @@ func Drain(t *testing.T, st llm.Stream, each func(sse.Event)) End {
 
 // Info is the final provider.StreamInfo, as want_events.json records it.
 type Info struct {
-	HideUsage bool      `json:"hide_usage"`
-	Model     string    `json:"model"`
-	Usage     llm.Usage `json:"usage"`
+	HideUsage bool           `json:"hide_usage"`
+	Model     string         `json:"model"`
+	Usage     llm.Usage      `json:"usage"`
+	ToolCalls []InfoToolCall `json:"tool_calls,omitempty"`
+}
+
+// InfoToolCall is a provider.ToolCall as want_events.json records it.
+type InfoToolCall struct {
+	Choice    int    `json:"choice"`
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // InfoOf is si as want_events.json records it.
 func InfoOf(si *provider.StreamInfo) Info {
-	return Info{HideUsage: si.HideUsage, Model: si.Model, Usage: si.Usage}
+	out := Info{HideUsage: si.HideUsage, Model: si.Model, Usage: si.Usage}
+	for _, tc := range si.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, InfoToolCall{Choice: tc.Choice, Index: tc.Index, ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments)})
+	}
+	return out
+}
+
+// CheckToolCalls checks that the tool calls the stream recorded in its
+// StreamInfo are those a client assembles from the chunks it relayed: same
+// choices, indexes, ids, names and arguments, in the order they began.
+func CheckToolCalls(t *testing.T, info Info, chunks []json.RawMessage) {
+	t.Helper()
+	var want []InfoToolCall
+	type key struct{ choice, index int }
+	order := map[key]int{}
+	for _, raw := range chunks {
+		// Order of first appearance, across choices.
+		var c chunk
+		if json.Unmarshal(raw, &c) != nil {
+			continue
+		}
+		for _, ch := range c.Choices {
+			for _, d := range ch.Delta.ToolCalls {
+				if d.Index == nil {
+					continue
+				}
+				if _, ok := order[key{ch.Index, *d.Index}]; !ok {
+					order[key{ch.Index, *d.Index}] = len(order)
+					want = append(want, InfoToolCall{Choice: ch.Index, Index: *d.Index})
+				}
+			}
+		}
+	}
+	for _, c := range Assemble(t, chunks, false) {
+		for _, tc := range c.ToolCalls {
+			w := &want[order[key{c.Index, tc.Index}]]
+			w.ID, w.Name, w.Arguments = tc.ID, tc.Name, tc.Arguments
+		}
+	}
+	if diff := cmp.Diff(want, info.ToolCalls, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("StreamInfo.ToolCalls: got != what a client assembles from the relayed chunks (-client +info):\n%s", diff)
+	}
 }
 
 // Choice is what a client assembles of one choice from a stream's chunks.

@@ -146,7 +146,9 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 		t.Errorf("dropped events (hide_usage=%v): got %v, want %v (only usage-only chunks, only when hiding)", hideUsage, ev.Dropped, wantDropped)
 	}
 	ev.Info = goldentest.InfoOf(info)
-	if diff := cmp.Diff(wantInfo, ev.Info); diff != "" {
+	gotInfo := ev.Info
+	gotInfo.ToolCalls = nil // CheckToolCalls, below
+	if diff := cmp.Diff(wantInfo, gotInfo); diff != "" {
 		t.Errorf("StreamInfo: got != want, the provider's usage and first model (-want +got):\n%s", diff)
 	}
 	chunks := make([]json.RawMessage, len(ev.Events))
@@ -154,5 +156,6 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 		chunks[i] = e.Data
 	}
 	ev.Choices = goldentest.Assemble(t, chunks, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, chunks)
 	return ev
 }
