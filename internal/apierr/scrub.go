@@ -30,49 +30,50 @@ const MinSecret = 8
 // credentials) is not derived, the user being unknown: the Basic shape of
 // RedactShapes covers it. The zero Scrubber redacts shapes only.
 type Scrubber struct {
-	forms []string // longest first, so no form leaves part of a longer one
+	secrets []string
 
-	once sync.Once
-	re   *regexp.Regexp // the forms, any case; nil without forms
+	once  sync.Once
+	forms []string       // longest first, so no form leaves part of a longer one
+	re    *regexp.Regexp // the forms, any case; nil without forms
 }
 
 // NewScrubber returns a Scrubber for secrets; those shorter than MinSecret
-// are ignored.
+// are ignored. It is cheap: the forms are derived on first use, so a call
+// that ends well pays nothing for them.
 func NewScrubber(secrets ...string) *Scrubber {
-	s := &Scrubber{}
-	seen := map[string]bool{}
-	add := func(f string) {
-		if len(f) >= MinSecret && !seen[f] {
-			seen[f] = true
-			s.forms = append(s.forms, f)
-		}
-	}
-	for _, sec := range secrets {
-		if len(sec) < MinSecret {
-			continue
-		}
-		add(sec)
-		add(url.QueryEscape(sec))
-		add(url.PathEscape(sec))
-		add(base64.StdEncoding.EncodeToString([]byte(sec)))
-		add(base64.RawStdEncoding.EncodeToString([]byte(sec)))
-		add(base64.URLEncoding.EncodeToString([]byte(sec)))
-		add(base64.RawURLEncoding.EncodeToString([]byte(sec)))
-		if q, err := json.Marshal(sec); err == nil {
-			add(string(q[1 : len(q)-1]))
-		}
-	}
-	sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i]) > len(s.forms[j]) })
-	return s
+	return &Scrubber{secrets: secrets}
 }
 
-// match is the forms as one case-insensitive expression, built on first use
-// (most scrubbers never see text to scrub).
+// match is the forms of the secrets as one case-insensitive expression,
+// built on first use.
 func (s *Scrubber) match() *regexp.Regexp {
 	s.once.Do(func() {
+		seen := map[string]bool{}
+		add := func(f string) {
+			if len(f) >= MinSecret && !seen[f] {
+				seen[f] = true
+				s.forms = append(s.forms, f)
+			}
+		}
+		for _, sec := range s.secrets {
+			if len(sec) < MinSecret {
+				continue
+			}
+			add(sec)
+			add(url.QueryEscape(sec))
+			add(url.PathEscape(sec))
+			add(base64.StdEncoding.EncodeToString([]byte(sec)))
+			add(base64.RawStdEncoding.EncodeToString([]byte(sec)))
+			add(base64.URLEncoding.EncodeToString([]byte(sec)))
+			add(base64.RawURLEncoding.EncodeToString([]byte(sec)))
+			if q, err := json.Marshal(sec); err == nil {
+				add(string(q[1 : len(q)-1]))
+			}
+		}
 		if len(s.forms) == 0 {
 			return
 		}
+		sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i]) > len(s.forms[j]) })
 		alts := make([]string, len(s.forms))
 		for i, f := range s.forms {
 			alts[i] = regexp.QuoteMeta(f)

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"io"
+
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
@@ -10,8 +12,9 @@ import (
 // secrets (the key svc sent for the call): its errors come out through
 // apierr.Scrubber.Error, and the data of events named "error" (a native
 // stream relays the provider's error events as they are) through
-// apierr.Scrubber.String. Every other event passes untouched, at the cost of
-// one comparison.
+// apierr.Scrubber.String. Every other event, and a clean end, passes
+// untouched, at the cost of a comparison: the scrubber is built only when
+// there is something to scrub.
 func ScrubStream(st llm.Stream, secrets ...string) llm.Stream {
 	return &scrubStream{Stream: st, s: apierr.NewScrubber(secrets...)}
 }
@@ -23,6 +26,9 @@ type scrubStream struct {
 
 func (w *scrubStream) Next() (sse.Event, error) {
 	ev, err := w.Stream.Next()
+	if err == io.EOF {
+		return ev, err // a clean end: nothing to scrub, and no scrubber to build
+	}
 	if err != nil {
 		return ev, w.s.Error(err)
 	}

@@ -61,3 +61,27 @@ func TestScrubStream(t *testing.T) {
 		t.Errorf("a clean end: got %v, want io.EOF", err)
 	}
 }
+
+// TestScrubStreamCleanIsFree checks a stream that ends well costs the
+// wrapper nothing per event and builds no scrubber: the allocations of a
+// whole relay are those of wrapping it.
+func TestScrubStreamCleanIsFree(t *testing.T) {
+	chunk := sse.Event{Data: []byte(`{"choices":[{"delta":{"content":"hi"}}]}`)}
+	evs := make([]sse.Event, 100)
+	for i := range evs {
+		evs[i] = chunk
+	}
+	up := &events{end: io.EOF}
+	allocs := testing.AllocsPerRun(100, func() {
+		up.evs = evs
+		st := provider.ScrubStream(up, "local-Server-secret-42")
+		for {
+			if _, err := st.Next(); err != nil {
+				break
+			}
+		}
+	})
+	if allocs > 3 {
+		t.Errorf("a clean 100-event relay allocates %v times, want at most 3 (the wrapper)", allocs)
+	}
+}
