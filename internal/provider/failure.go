@@ -26,10 +26,12 @@ const (
 	ClassServer          // the provider failed
 )
 
-// Failure is a provider's error answer as its adapter read it.
+// Failure is a provider's error answer as its adapter read it. Message,
+// Code, Param and Detail are the provider's text: UpstreamError redacts each
+// (providers echo keys in any of them).
 type Failure struct {
 	Status  int
-	Message string // the provider's message (redacted before it reaches anyone)
+	Message string // the provider's message
 	Code    string // the provider's code or type, kept where the caller can act on it
 	Param   string // the offending field, when the provider names one
 	Detail  string // logged only: request id, exception type
@@ -44,12 +46,15 @@ type Failure struct {
 // caller's mistakes (400, 404, 413, 422) keep their status and the provider's
 // message; a refusal of svc's credentials (401, 403) is 502 without the
 // provider's message (providers echo key fragments); 429 stays 429 with its
-// Retry-After; 408/504 are timeouts; everything else is 502.
+// Retry-After; 408/504 are timeouts; everything else is 502. Whatever has a
+// credential's shape is redacted from every field (apierr.Redact); the caller
+// scrubs the exact key it sent with apierr.Scrub.
 func UpstreamError(provider string, header http.Header, f Failure) *apierr.Error {
 	msg := apierr.Redact(f.Message)
+	f.Code, f.Param = apierr.Redact(f.Code), apierr.Redact(f.Param)
 	cause := fmt.Sprintf("%s answered HTTP %d", provider, f.Status)
 	if f.Detail != "" {
-		cause += ": " + f.Detail
+		cause += ": " + apierr.Redact(f.Detail)
 	}
 	e := &apierr.Error{Code: f.Code, Message: msg, Err: errors.New(cause)}
 	class := f.Class

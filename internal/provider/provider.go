@@ -46,6 +46,45 @@ type StreamInfo struct {
 	// relay usage-only chunks: svc always asks providers for usage (to bill),
 	// but relays it only to clients that asked for it themselves.
 	HideUsage bool
+	// ToolCalls are the tool calls the answer made, in the order they began,
+	// assembled from the events relayed so far as the client assembles them:
+	// complete once the stream has ended (io.EOF); before, the last call's
+	// Arguments may be partial. Every adapter fills it, in whatever dialect
+	// its provider speaks (OpenAI tool_calls, Anthropic tool_use blocks,
+	// Gemini functionCall parts, Bedrock toolUse, Cohere tool-call events).
+	ToolCalls []ToolCall
+}
+
+// ToolCall is one tool call of a streamed answer, as the client will run it.
+type ToolCall struct {
+	Choice int // the choice it belongs to (OpenAI's n, Gemini's candidates); usually 0
+	Index  int // its index among the choice's tool calls, as the chunks number it
+	ID     string
+	Name   string
+	// Arguments is the call's JSON text, its pieces concatenated.
+	Arguments []byte
+}
+
+// AddToolCall records a piece of the tool call index of choice: the id when
+// the call has none yet, the name and args appended (OpenAI clients
+// concatenate both). The first piece of a call adds it to ToolCalls.
+func (si *StreamInfo) AddToolCall(choice, index int, id, name, args string) {
+	var tc *ToolCall
+	for i := len(si.ToolCalls) - 1; i >= 0; i-- {
+		if c := &si.ToolCalls[i]; c.Choice == choice && c.Index == index {
+			tc = c
+			break
+		}
+	}
+	if tc == nil {
+		si.ToolCalls = append(si.ToolCalls, ToolCall{Choice: choice, Index: index})
+		tc = &si.ToolCalls[len(si.ToolCalls)-1]
+	}
+	if tc.ID == "" {
+		tc.ID = id
+	}
+	tc.Name += name
+	tc.Arguments = append(tc.Arguments, args...)
 }
 
 // ChatAdapter translates chat completions for one wire format. It never does

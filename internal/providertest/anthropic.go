@@ -234,6 +234,17 @@ func (s *Anthropic) anthBegin(w http.ResponseWriter, r *http.Request) ([]byte, a
 		anthWriteError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
 		return nil, anthControls{}, false
 	}
+	if st, ok := echoStatus(r.Header); !ok {
+		anthWriteError(w, http.StatusBadRequest, "invalid_request_error", badEchoHeader(r.Header))
+		return nil, anthControls{}, false
+	} else if st != 0 {
+		typ := "invalid_request_error"
+		if st >= 500 {
+			typ = "api_error"
+		}
+		anthWriteError(w, st, typ, echoMessage(receivedKey(r)))
+		return nil, anthControls{}, false
+	}
 	c := anthControls{status: cfg.status, reply: cfg.reply, chunks: cfg.chunks, chunkDelay: cfg.chunkDelay,
 		cacheRead: cfg.cacheRead, cacheWrite: cfg.cacheWrite}
 	h := r.Header

@@ -169,6 +169,9 @@ func (s *Bedrock) converse(w http.ResponseWriter, r *http.Request, stream bool) 
 		bedrWriteError(w, http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		return
 	}
+	if bedrEcho(w, r) {
+		return
+	}
 	status, reply, chunks := s.cfg.status, s.cfg.reply, s.cfg.chunks
 	exception, after := s.cfg.exception, s.cfg.exceptionAfter
 	h := r.Header
@@ -337,6 +340,24 @@ func (s *Bedrock) record(r Recorded) {
 		s.rec = s.rec[:len(s.rec)-1]
 	}
 	s.rec = append(s.rec, r)
+}
+
+// bedrEcho answers X-Fake-Echo-Key, and reports whether it did.
+func bedrEcho(w http.ResponseWriter, r *http.Request) bool {
+	st, ok := echoStatus(r.Header)
+	switch {
+	case !ok:
+		bedrWriteError(w, http.StatusBadRequest, "ValidationException", badEchoHeader(r.Header))
+	case st != 0:
+		typ := "ValidationException"
+		if st >= 500 {
+			typ = "InternalServerException"
+		}
+		bedrWriteError(w, st, typ, echoMessage(receivedKey(r)))
+	default:
+		return false
+	}
+	return true
 }
 
 // bedrForcedError is Bedrock's error type and message for status.

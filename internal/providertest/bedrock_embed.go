@@ -22,6 +22,9 @@ func (s *Bedrock) bedrInvoke(w http.ResponseWriter, r *http.Request) {
 		bedrWriteError(w, http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
 		return
 	}
+	if bedrEcho(w, r) {
+		return
+	}
 	model := r.PathValue("model")
 	w.Header().Set("Content-Type", "application/json")
 	switch {

@@ -146,7 +146,7 @@ type cohControls struct {
 }
 
 // cohBegin counts, reads and records the request, applies the X-Fake-*
-// headers and checks the key. When it reports false it has answered.
+// headers (X-Fake-Echo-Key included) and checks the key. When it reports false it has answered.
 func (s *Cohere) cohBegin(w http.ResponseWriter, r *http.Request) (cohControls, bool) {
 	s.count.Add(1)
 	ctl := cohControls{status: s.cfg.status, chunks: s.cfg.chunks, cutAfter: s.cfg.cutAfter, reply: s.cfg.reply}
@@ -183,6 +183,13 @@ func (s *Cohere) cohBegin(w http.ResponseWriter, r *http.Request) (cohControls, 
 			cohError(w, http.StatusUnauthorized, "invalid api token")
 			return ctl, false
 		}
+	}
+	if st, ok := echoStatus(r.Header); !ok {
+		cohError(w, http.StatusBadRequest, badEchoHeader(r.Header))
+		return ctl, false
+	} else if st != 0 {
+		cohError(w, st, echoMessage(receivedKey(r)))
+		return ctl, false
 	}
 	if ctl.status >= 400 && ctl.status <= 599 {
 		cohError(w, ctl.status, cohStatusMessage(ctl.status))

@@ -50,7 +50,8 @@ func (x *exchange) end() {
 }
 
 // begin does what every endpoint does first: count and read the request,
-// record it, resolve its controls, wait X-Fake-Delay and check the API key.
+// record it, resolve its controls, wait X-Fake-Delay, check the API key and
+// answer X-Fake-Echo-Key.
 // When it reports false it has answered already; otherwise the caller must
 // call x.end when done with it.
 func (s *OpenAI) begin(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
@@ -101,6 +102,16 @@ func (s *OpenAI) begin(w http.ResponseWriter, r *http.Request) (*exchange, bool)
 			writeError(w, e)
 			return nil, false
 		}
+	}
+	if st, ok := echoStatus(r.Header); !ok || st != 0 {
+		x.end()
+		if !ok {
+			writeError(w, invalidRequest("", "", badEchoHeader(r.Header)))
+			return nil, false
+		}
+		key := receivedKey(r)
+		writeError(w, apiError{Status: st, Message: echoMessage(key), Type: "invalid_request_error", Param: key, Code: key})
+		return nil, false
 	}
 	return x, true
 }

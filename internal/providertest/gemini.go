@@ -154,7 +154,7 @@ func (s *Gemini) gemBegin(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // gemAuthorized checks the configured credential, answering the error Google
-// answers when it is wrong.
+// answers when it is wrong, and answers X-Fake-Echo-Key.
 func (s *Gemini) gemAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	if s.cfg.apiKey != "" {
 		key := r.Header.Get("X-Goog-Api-Key")
@@ -172,6 +172,17 @@ func (s *Gemini) gemAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if s.cfg.bearer != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.bearer {
 		gemWriteError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "")
+		return false
+	}
+	if st, ok := echoStatus(r.Header); !ok {
+		gemWriteError(w, http.StatusBadRequest, "INVALID_ARGUMENT", badEchoHeader(r.Header), "")
+		return false
+	} else if st != 0 {
+		code := "INVALID_ARGUMENT"
+		if st >= 500 {
+			code = "INTERNAL"
+		}
+		gemWriteError(w, st, code, echoMessage(receivedKey(r)), "")
 		return false
 	}
 	return true

@@ -18,6 +18,8 @@
 //	                           (a non-stream answer: halfway through its body)
 //	X-Fake-Cached-Tokens: 8    usage.prompt_tokens_details.cached_tokens
 //	X-Fake-Reasoning-Tokens: 4 usage.completion_tokens_details.reasoning_tokens
+//	X-Fake-Echo-Key: 422       answer that status with an error quoting the key received
+//	                           in message, param and code (every fake: HeaderEchoKey)
 //
 // Usage is computed from the request, deterministically: prompt_tokens is the
 // bytes of message text / 4 and completion_tokens the bytes of the reply / 4

@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,19 +31,7 @@ import (
 // The request goes over the wire to an httptest server that replays the
 // provider's answer. `go test ./internal/provider/anthropic/ -update`
 // rewrites the want_* files; review the diff before committing.
-func TestGolden(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("testdata", "*", "request.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dirs) == 0 {
-		t.Fatal("no cases in testdata/")
-	}
-	for _, f := range dirs {
-		dir := filepath.Dir(f)
-		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, dir) })
-	}
-}
+func TestGolden(t *testing.T) { goldentest.Run(t, "request.json", runCase) }
 
 // targetFile is target.json.
 type targetFile struct {
@@ -76,23 +60,10 @@ type output struct {
 	Body  json.RawMessage      `json:"body,omitempty"`
 }
 
-type upstreamAnswer struct {
-	status  int
-	header  http.Header
-	body    []byte
-	chunked bool
-}
-
-type received struct {
-	method, host, uri string
-	header            http.Header
-	body              []byte
-}
-
-func runCase(t *testing.T, dir string) {
-	raw := goldentest.ReadFile(t, dir, "request.json")
+func runCase(t *testing.T, c *goldentest.Case) {
+	raw := c.Read("request.json")
 	var tf targetFile
-	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
+	c.ReadJSON("target.json", &tf, false)
 	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 
 	req, err := llm.DecodeChatRequest(raw)
@@ -108,38 +79,20 @@ func runCase(t *testing.T, dir string) {
 		t.Fatalf("NewChatRequest: %v", err)
 	}
 
-	answer, kind := loadAnswer(t, dir)
-	got := make(chan received, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- received{method: r.Method, host: r.Host, uri: r.URL.RequestURI(), header: r.Header.Clone(), body: body}
-		for k, v := range answer.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(answer.status)
-		writeBody(w, answer)
-	}))
-	defer srv.Close()
-
+	answer, kind := loadAnswer(c)
 	wantURL := hreq.URL.String()
 	gotReq := wireRequest{Method: hreq.Method, URL: wantURL, Header: goldentest.Flatten(hreq.Header), ContentLength: hreq.ContentLength}
-	hreq.URL.Scheme, hreq.URL.Host = "http", srv.Listener.Addr().String()
-	resp, err := srv.Client().Do(hreq)
-	if err != nil {
-		t.Fatalf("sending the upstream request: %v", err)
-	}
-	defer resp.Body.Close()
-	rec := <-got
+	rec, resp := goldentest.RoundTrip(t, hreq, answer)
 	checkWire(t, rec, wantURL, gotReq)
-	if int64(len(rec.body)) != gotReq.ContentLength {
-		t.Errorf("ContentLength: got %d, want %d (the body's length)", gotReq.ContentLength, len(rec.body))
+	if int64(len(rec.Body)) != gotReq.ContentLength {
+		t.Errorf("ContentLength: got %d, want %d (the body's length)", gotReq.ContentLength, len(rec.Body))
 	}
-	if !json.Valid(rec.body) {
-		t.Fatalf("upstream body is not valid JSON: %q", rec.body)
+	if !json.Valid(rec.Body) {
+		t.Fatalf("upstream body is not valid JSON: %q", rec.Body)
 	}
-	checkMessagesRequest(t, rec.body, target.Model, req.Stream)
-	gotReq.Body = rec.body
-	goldentest.Golden(t, dir, "want_request.json", &gotReq)
+	checkMessagesRequest(t, rec.Body, target.Model, req.Stream)
+	gotReq.Body = rec.Body
+	c.Want("want_request.json", &gotReq)
 
 	switch kind {
 	case "response":
@@ -156,19 +109,17 @@ func runCase(t *testing.T, dir string) {
 			checkCompletion(t, out)
 			o.Body = out
 		}
-		goldentest.Golden(t, dir, "want_output.json", &o)
+		c.Want("want_output.json", &o)
 	case "stream":
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, "stream_info.json")); err == nil {
-			goldentest.MustUnmarshal(t, "stream_info.json", b, &si)
-		}
+		c.ReadJSON("stream_info.json", &si, true)
 		ev := relay(t, a, resp.Body, si.HideUsage)
-		goldentest.Golden(t, dir, "want_events.json", &ev)
+		c.Want("want_events.json", &ev)
 	case "native":
-		ev := relayNative(t, resp.Body, answer.body)
-		goldentest.Golden(t, dir, "want_native.json", &ev)
+		ev := relayNative(t, resp.Body, answer.Body)
+		c.Want("want_native.json", &ev)
 	case "error":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -178,8 +129,8 @@ func runCase(t *testing.T, dir string) {
 		if e == nil {
 			t.Fatal("DecodeError returned nil")
 		}
-		checkNoLeak(t, resp.StatusCode, body, e)
-		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
+		goldentest.CheckNoLeak(t, resp.StatusCode, body, e)
+		c.Want("want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -238,79 +189,38 @@ func checkCompletion(t *testing.T, out []byte) {
 	}
 }
 
-func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
-	t.Helper()
-	exists := func(name string) bool {
-		_, err := os.Stat(filepath.Join(dir, name))
-		return err == nil
-	}
+func loadAnswer(c *goldentest.Case) (goldentest.Answer, string) {
 	sseHeader := http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}
 	switch {
-	case exists("response.json"):
-		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-			body: goldentest.ReadFile(t, dir, "response.json")}, "response"
-	case exists("stream.sse"):
-		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: goldentest.ReadFile(t, dir, "stream.sse"), chunked: true}, "stream"
-	case exists("native.sse"):
-		return upstreamAnswer{status: http.StatusOK, header: sseHeader, body: goldentest.ReadFile(t, dir, "native.sse"), chunked: true}, "native"
-	case exists("status"):
-		lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
-		status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-		if err != nil {
-			t.Fatalf("status: first line must be the HTTP status: %v", err)
-		}
-		h := http.Header{"Content-Type": {"application/json"}}
-		for _, l := range lines[1:] {
-			k, v, ok := strings.Cut(l, ":")
-			if !ok {
-				t.Fatalf("status: header line %q is not Name: value", l)
-			}
-			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-		return upstreamAnswer{status: status, header: h, body: goldentest.ReadFile(t, dir, "error.json")}, "error"
+	case c.Has("response.json"):
+		return goldentest.Answer{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: c.Read("response.json")}, "response"
+	case c.Has("stream.sse"):
+		return goldentest.Answer{Status: http.StatusOK, Header: sseHeader, Body: c.Read("stream.sse"), Chunked: true}, "stream"
+	case c.Has("native.sse"):
+		return goldentest.Answer{Status: http.StatusOK, Header: sseHeader, Body: c.Read("native.sse"), Chunked: true}, "native"
+	case c.Has("status"):
+		status, h := c.Status(http.Header{"Content-Type": {"application/json"}})
+		return goldentest.Answer{Status: status, Header: h, Body: c.Read("error.json")}, "error"
 	}
-	return upstreamAnswer{status: http.StatusNoContent}, ""
+	return goldentest.Answer{Status: http.StatusNoContent}, ""
 }
 
-func writeBody(w http.ResponseWriter, a upstreamAnswer) {
-	if !a.chunked {
-		_, _ = w.Write(a.body)
-		return
-	}
-	// Odd-sized pieces split lines, events and UTF-8 sequences.
-	const piece = 37
-	f, _ := w.(http.Flusher)
-	for b := a.body; len(b) > 0; {
-		n := min(piece, len(b))
-		if _, err := w.Write(b[:n]); err != nil {
-			return
-		}
-		if f != nil {
-			f.Flush()
-		}
-		b = b[n:]
-	}
-}
-
-func checkWire(t *testing.T, rec received, wantURL string, built wireRequest) {
+func checkWire(t *testing.T, rec goldentest.Received, wantURL string, built wireRequest) {
 	t.Helper()
-	if rec.method != built.Method {
-		t.Errorf("method on the wire: got %s, want %s", rec.method, built.Method)
+	if rec.Method != built.Method {
+		t.Errorf("method on the wire: got %s, want %s", rec.Method, built.Method)
 	}
-	if u, err := url.Parse(wantURL); err != nil || u.Host != rec.host || u.RequestURI() != rec.uri {
-		t.Errorf("URL on the wire: got host %s path %s, want %s", rec.host, rec.uri, wantURL)
+	if u, err := url.Parse(wantURL); err != nil || u.Host != rec.Host || u.RequestURI() != rec.URI {
+		t.Errorf("URL on the wire: got host %s path %s, want %s", rec.Host, rec.URI, wantURL)
 	}
 	for k, v := range built.Header {
-		if got := strings.Join(rec.header.Values(k), ", "); got != v {
+		if got := strings.Join(rec.Header.Values(k), ", "); got != v {
 			t.Errorf("header %s on the wire: got %q, want %q", k, got, v)
 		}
 	}
-	for _, k := range []string{"Authorization", "X-Api-Key"} {
-		if v := rec.header.Get(k); v != "" {
-			t.Errorf("header %s: got %q, want none (credentials are upstream/cred's business)", k, v)
-		}
-	}
-	if rec.header.Get("Anthropic-Version") == "" {
+	goldentest.NoCredentials(t, rec.Header, "Authorization", "X-Api-Key")
+	if rec.Header.Get("Anthropic-Version") == "" {
 		t.Error("header anthropic-version: got none, want one (Anthropic requires it)")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
@@ -31,8 +32,10 @@ func NativeUsage(body []byte) (llm.Usage, string, error) {
 }
 
 // NativeStream relays a Messages API stream event by event, unchanged (event
-// name and data, pings included), recording usage and model in info from
-// message_start and message_delta. It ends with io.EOF after message_stop, or
+// name and data, pings included) but for credentials in error events, which
+// are redacted (apierr.RedactShapes), recording usage and model in info from
+// message_start and message_delta, and tool calls from tool_use blocks and
+// their input_json_delta pieces (text deltas are not decoded). It ends with io.EOF after message_stop, or
 // after relaying an error event (the provider ends the stream there); a
 // stream that ends before either is an UpstreamError.
 func NativeStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
@@ -44,6 +47,7 @@ type nativeStream struct {
 	r     *sse.Reader
 	info  *provider.StreamInfo
 	usage usage
+	tools []toolSlot
 	done  bool
 	err   error
 }
@@ -53,6 +57,8 @@ var (
 	typeMessageDelta = []byte(`"message_delta"`)
 	typeMessageStop  = []byte(`"message_stop"`)
 	typeError        = []byte(`"error"`)
+	typeToolUse      = []byte(`"tool_use"`)
+	typeInputJSON    = []byte(`"input_json_delta"`)
 )
 
 func (s *nativeStream) Next() (sse.Event, error) {
@@ -93,19 +99,74 @@ func (s *nativeStream) Next() (sse.Event, error) {
 			s.usage.merge(m.Usage)
 			s.info.Usage = s.usage.canonical()
 		}
-	case "message_stop", "error":
+	case "content_block_start":
+		if bytes.Contains(ev.Data, typeToolUse) {
+			s.toolStart(ev.Data)
+		}
+	case "content_block_delta":
+		// Text deltas, the bulk of a stream, are not decoded.
+		if bytes.Contains(ev.Data, typeInputJSON) {
+			s.toolDelta(ev.Data)
+		}
+	case "message_stop":
 		s.done = true
+	case "error":
+		// The provider's error text goes to the caller as it is: redact
+		// credentials (the caller scrubs the exact key with ScrubStream).
+		s.done = true
+		if r := apierr.RedactShapes(string(ev.Data)); r != string(ev.Data) {
+			ev.Data = []byte(r)
+		}
 	}
 	return ev, nil
 }
 
+// toolStart records a tool_use block's start in info.
+func (s *nativeStream) toolStart(data []byte) {
+	var e struct {
+		Index        int64 `json:"index"`
+		ContentBlock struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"content_block"`
+	}
+	if json.Unmarshal(data, &e) != nil || e.ContentBlock.Type != "tool_use" {
+		return
+	}
+	call := len(s.tools)
+	s.tools = append(s.tools, toolSlot{block: e.Index, call: call})
+	s.info.AddToolCall(0, call, e.ContentBlock.ID, e.ContentBlock.Name, "")
+}
+
+// toolDelta records a piece of a tool_use block's input in info.
+func (s *nativeStream) toolDelta(data []byte) {
+	var e struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Type        string `json:"type"`
+			PartialJSON string `json:"partial_json"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(data, &e) != nil || e.Delta.Type != "input_json_delta" {
+		return
+	}
+	for i := len(s.tools) - 1; i >= 0; i-- {
+		if s.tools[i].block == e.Index {
+			s.info.AddToolCall(0, s.tools[i].call, "", "", e.Delta.PartialJSON)
+			return
+		}
+	}
+}
+
 // nativeType finds the type of an event the stream did not name, cheaply:
-// only the types NativeStream acts on.
+// only the types NativeStream acts on (content blocks only when they hold a
+// tool call).
 func nativeType(data []byte) string {
 	var t struct {
 		Type string `json:"type"`
 	}
-	for _, k := range [][]byte{typeMessageStart, typeMessageDelta, typeMessageStop, typeError} {
+	for _, k := range [][]byte{typeMessageStart, typeMessageDelta, typeMessageStop, typeError, typeToolUse, typeInputJSON} {
 		if bytes.Contains(data, k) {
 			if json.Unmarshal(data, &t) == nil {
 				return t.Type

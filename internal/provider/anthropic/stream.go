@@ -28,7 +28,8 @@ const maxEvent = 8 << 20
 //	message_stop                  → a usage-only chunk (unless info.HideUsage), then io.EOF
 //
 // Thinking blocks, pings and block stops produce nothing; an error event ends
-// the stream with an apierr error. Usage and model are recorded in info.
+// the stream with an apierr error. Usage, model and tool calls (tool_use
+// blocks, their input from the input_json_delta pieces) are recorded in info.
 // Chunk text is copied from the provider's JSON strings without decoding.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info}
@@ -201,6 +202,7 @@ func (s *stream) translate(typ string) ([]byte, bool) {
 		case "tool_use":
 			call := len(s.tools)
 			s.tools = append(s.tools, toolSlot{block: e.Index, call: call})
+			s.info.AddToolCall(0, call, jsonString(e.ContentBlock.ID), jsonString(e.ContentBlock.Name), "")
 			b := s.start()
 			b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(call), 10)
@@ -226,6 +228,7 @@ func (s *stream) translate(typ string) ([]byte, bool) {
 			if !ok || !isString(e.Delta.PartialJSON) || len(e.Delta.PartialJSON) <= 2 {
 				return nil, false
 			}
+			s.info.AddToolCall(0, call, "", "", jsonString(e.Delta.PartialJSON))
 			b := s.start()
 			b = append(b, `{"index":0,"delta":{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(call), 10)
@@ -317,6 +320,15 @@ func (s *stream) buildPrefix(id, model json.RawMessage) {
 }
 
 func (s *stream) Close() error { return s.body.Close() }
+
+// jsonString is the value of raw if it is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	var v string
+	if isString(raw) {
+		_ = json.Unmarshal(raw, &v)
+	}
+	return v
+}
 
 // isString reports whether raw is a JSON string (the decoder validated it).
 func isString(raw json.RawMessage) bool { return len(raw) >= 2 && raw[0] == '"' }

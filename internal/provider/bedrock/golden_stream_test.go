@@ -3,14 +3,13 @@ package bedrock_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/bedrock"
 	"github.com/svc-gateway/svc/internal/provider/goldentest"
@@ -78,37 +77,10 @@ func encodeStream(t testing.TB, b []byte) []byte {
 type events struct {
 	// Chunks are the relayed chunks, id and created replaced.
 	Chunks []json.RawMessage `json:"chunks"`
-	End    end               `json:"end"`
+	End    goldentest.End    `json:"end"`
 	// Choices is what a client assembles from the deltas.
-	Choices []choice `json:"choices"`
-	Info    info     `json:"info"`
-}
-
-type end struct {
-	EOF   bool                 `json:"eof,omitempty"`
-	Error *goldentest.ErrorOut `json:"error,omitempty"`
-}
-
-type choice struct {
-	Index        int        `json:"index"`
-	Role         string     `json:"role,omitempty"`
-	Content      string     `json:"content"`
-	FinishReason string     `json:"finish_reason,omitempty"`
-	ToolCalls    []toolCall `json:"tool_calls,omitempty"`
-}
-
-type toolCall struct {
-	Index     int    `json:"index"`
-	ID        string `json:"id"`
-	Type      string `json:"type"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type info struct {
-	HideUsage bool      `json:"hide_usage"`
-	Model     string    `json:"model"`
-	Usage     llm.Usage `json:"usage"`
+	Choices []goldentest.Choice `json:"choices"`
+	Info    goldentest.Info     `json:"info"`
 }
 
 // relay decodes the stream as the proxy does and checks what the test knows
@@ -122,19 +94,7 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 	defer st.Close()
 	var ev events
 	var id, created json.RawMessage
-	for {
-		e, err := st.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				ev.End.EOF = true
-				if _, err := st.Next(); !errors.Is(err, io.EOF) {
-					t.Errorf("Next after the end: got %v, want io.EOF", err)
-				}
-			} else {
-				ev.End.Error = goldentest.ErrorOf(err)
-			}
-			break
-		}
+	ev.End = goldentest.Drain(t, st, func(e sse.Event) {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(e.Data, &m); err != nil {
 			t.Fatalf("chunk %q is not JSON: %v", e.Data, err)
@@ -145,9 +105,12 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 			t.Errorf("chunk id/created %s/%s differ from the first chunk's %s/%s", m["id"], m["created"], id, created)
 		}
 		ev.Chunks = append(ev.Chunks, normalizeCompletion(t, e.Data, "chat.completion.chunk"))
-	}
+	})
 	for i, c := range ev.Chunks {
-		var ch chunk
+		var ch struct {
+			Usage   *llm.Usage `json:"usage"`
+			Choices []struct{} `json:"choices"`
+		}
 		goldentest.MustUnmarshal(t, "chunk", c, &ch)
 		if ch.Usage != nil {
 			if si.HideUsage || i != len(ev.Chunks)-1 || len(ch.Choices) != 0 {
@@ -155,73 +118,8 @@ func relay(t *testing.T, a *bedrock.Adapter, body io.ReadCloser, si provider.Str
 			}
 		}
 	}
-	ev.Info = info{HideUsage: si.HideUsage, Model: si.Model, Usage: si.Usage}
-	ev.Choices = assemble(t, ev.Chunks)
-	if ev.End.EOF {
-		for _, c := range ev.Choices {
-			for _, tc := range c.ToolCalls {
-				if !json.Valid([]byte(tc.Arguments)) {
-					t.Errorf("tool call %d: arguments %q are not valid JSON once concatenated", tc.Index, tc.Arguments)
-				}
-			}
-		}
-	}
+	ev.Info = goldentest.InfoOf(&si)
+	ev.Choices = goldentest.Assemble(t, ev.Chunks, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Chunks)
 	return ev
-}
-
-type chunk struct {
-	Usage   *llm.Usage `json:"usage"`
-	Choices []struct {
-		Index        int       `json:"index"`
-		Delta        llm.Delta `json:"delta"`
-		FinishReason *string   `json:"finish_reason"`
-	} `json:"choices"`
-}
-
-// assemble concatenates the deltas as a client does.
-func assemble(t *testing.T, chunks []json.RawMessage) []choice {
-	t.Helper()
-	var out []choice
-	for _, raw := range chunks {
-		var c chunk
-		goldentest.MustUnmarshal(t, "chunk", raw, &c)
-		for _, ch := range c.Choices {
-			k := slices.IndexFunc(out, func(o choice) bool { return o.Index == ch.Index })
-			if k < 0 {
-				out = append(out, choice{Index: ch.Index})
-				k = len(out) - 1
-			}
-			o := &out[k]
-			if ch.Delta.Role != "" {
-				o.Role = ch.Delta.Role
-			}
-			if ch.Delta.Content != nil {
-				o.Content += *ch.Delta.Content
-			}
-			if ch.FinishReason != nil {
-				o.FinishReason = *ch.FinishReason
-			}
-			for _, d := range ch.Delta.ToolCalls {
-				if d.Index == nil {
-					t.Errorf("tool call delta without index: %s", raw)
-					continue
-				}
-				j := slices.IndexFunc(o.ToolCalls, func(tc toolCall) bool { return tc.Index == *d.Index })
-				if j < 0 {
-					o.ToolCalls = append(o.ToolCalls, toolCall{Index: *d.Index})
-					j = len(o.ToolCalls) - 1
-				}
-				tc := &o.ToolCalls[j]
-				if d.ID != "" {
-					tc.ID = d.ID
-				}
-				if d.Type != "" {
-					tc.Type = d.Type
-				}
-				tc.Name += d.Function.Name
-				tc.Arguments += d.Function.Arguments
-			}
-		}
-	}
-	return out
 }

@@ -32,7 +32,8 @@ const (
 // at a time, into OpenAI chat.completion.chunk events. The stream does not
 // name the model: chunks carry info.Model when the caller sets it before
 // decoding. Usage is recorded in info at the metadata event and, unless
-// info.HideUsage, relayed as a final usage-only chunk.
+// info.HideUsage, relayed as a final usage-only chunk. Tool calls (toolUse
+// blocks and their input pieces) are recorded in info as they pass.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	s := &stream{
 		body: body,
@@ -146,6 +147,7 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 		}
 		i := len(s.tools)
 		s.tools[ev.ContentBlockIndex] = i
+		s.info.AddToolCall(0, i, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name, "")
 		b = append(b, `[{"index":0,"delta":{`...)
 		b = s.roleOnce(b)
 		b = append(b, `"tool_calls":[{"index":`...)
@@ -168,6 +170,7 @@ func (s *stream) translate(typ string, ev *streamEvent) []byte {
 			if !ok {
 				return nil
 			}
+			s.info.AddToolCall(0, i, "", "", d.ToolUse.Input)
 			b = append(b, `[{"index":0,"delta":{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"function":{"arguments":`...)

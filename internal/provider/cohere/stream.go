@@ -28,7 +28,8 @@ const maxEvent = 8 << 20
 //
 // Other events (content-start, content-end, tool-plan-delta, tool-call-end,
 // citations, debug) are skipped. A stream that ends before message-end, or
-// whose message-end says ERROR, ends with an UpstreamError. Usage is recorded
+// whose message-end says ERROR, ends with an UpstreamError, which Next
+// returns again if called again. Usage and tool calls are recorded
 // in info; Cohere names no model: chunks carry info.Model when the caller sets
 // it before decoding.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
@@ -44,6 +45,7 @@ type stream struct {
 	tool    int  // OpenAI index of the current tool call; -1 before the first
 	usage   bool // the usage chunk is due
 	done    bool
+	err     error // sticky: Next after a failure fails the same way
 	buf     []byte
 }
 
@@ -117,6 +119,17 @@ func (t *toolCallDelta) UnmarshalJSON(b []byte) error {
 }
 
 func (s *stream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	ev, err := s.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *stream) next() (sse.Event, error) {
 	for {
 		if s.usage {
 			s.usage, s.done = false, true
@@ -179,6 +192,7 @@ func (s *stream) Next() (sse.Event, error) {
 			if tc.Arguments != nil {
 				call.Function.Arguments = *tc.Arguments
 			}
+			s.info.AddToolCall(0, i, call.ID, call.Function.Name, call.Function.Arguments)
 			return s.emit(s.choice(llm.Delta{ToolCalls: []llm.ToolCall{call}}, nil))
 		case "tool-call-delta":
 			tc := &e.Delta.Message.ToolCalls
@@ -186,6 +200,7 @@ func (s *stream) Next() (sse.Event, error) {
 				continue
 			}
 			i := s.tool
+			s.info.AddToolCall(0, i, "", "", *tc.Arguments)
 			call := llm.ToolCall{Index: &i, Function: llm.FunctionCall{Arguments: *tc.Arguments}}
 			return s.emit(s.choice(llm.Delta{ToolCalls: []llm.ToolCall{call}}, nil))
 		case "message-end":

@@ -3,17 +3,11 @@ package gemini_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/gemini"
 	"github.com/svc-gateway/svc/internal/provider/goldentest"
@@ -35,19 +29,7 @@ import (
 // A case whose request must be refused has want_request_error.json instead
 // of want_request.json. `go test ./internal/provider/gemini/ -update`
 // rewrites the want_* files; review the diff before committing.
-func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*", "request.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no cases in testdata/")
-	}
-	for _, f := range files {
-		dir := filepath.Dir(f)
-		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, dir) })
-	}
-}
+func TestGolden(t *testing.T) { goldentest.Run(t, "request.json", runCase) }
 
 // targetFile is target.json.
 type targetFile struct {
@@ -78,19 +60,8 @@ type output struct {
 // events is want_events.json.
 type events struct {
 	Events []json.RawMessage `json:"events"`
-	End    end               `json:"end"`
-	Info   info              `json:"info"`
-}
-
-type end struct {
-	EOF   bool                 `json:"eof,omitempty"`
-	Error *goldentest.ErrorOut `json:"error,omitempty"`
-}
-
-type info struct {
-	HideUsage bool      `json:"hide_usage"`
-	Model     string    `json:"model"`
-	Usage     llm.Usage `json:"usage"`
+	End    goldentest.End    `json:"end"`
+	Info   goldentest.Info   `json:"info"`
 }
 
 func adapterFor(tf targetFile) *gemini.Adapter {
@@ -100,10 +71,10 @@ func adapterFor(tf targetFile) *gemini.Adapter {
 	return gemini.New()
 }
 
-func runCase(t *testing.T, dir string) {
-	raw := goldentest.ReadFile(t, dir, "request.json")
+func runCase(t *testing.T, c *goldentest.Case) {
+	raw := c.Read("request.json")
 	var tf targetFile
-	goldentest.MustUnmarshal(t, "target.json", goldentest.ReadFile(t, dir, "target.json"), &tf)
+	c.ReadJSON("target.json", &tf, false)
 	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, Project: tf.Project, Location: tf.Location}
 	req, err := llm.DecodeChatRequest(raw)
 	if err != nil {
@@ -111,44 +82,41 @@ func runCase(t *testing.T, dir string) {
 	}
 	a := adapterFor(tf)
 	hreq, err := a.NewChatRequest(context.Background(), target, provider.ChatCall{Req: req, Raw: raw})
-	if exists(dir, "want_request_error.json") || err != nil {
-		goldentest.Golden(t, dir, "want_request_error.json", goldentest.ErrorOf(err))
+	if c.Has("want_request_error.json") || err != nil {
+		c.Want("want_request_error.json", goldentest.ErrorOf(err))
 		return
 	}
-	body := replayBody(t, hreq)
-	for _, k := range []string{"Authorization", "X-Goog-Api-Key"} {
-		if hreq.Header.Get(k) != "" {
-			t.Errorf("header %s is set: credentials are upstream/cred's business", k)
-		}
+	body := goldentest.ReplayBody(t, hreq)
+	if !json.Valid(body) {
+		t.Fatalf("upstream body is not JSON: %q", body)
 	}
-	goldentest.Golden(t, dir, "want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: goldentest.Flatten(hreq.Header), Body: body})
+	goldentest.NoCredentials(t, hreq.Header, "Authorization", "X-Goog-Api-Key")
+	c.Want("want_request.json", &wireRequest{Method: hreq.Method, URL: hreq.URL.String(), Header: goldentest.Flatten(hreq.Header), Body: body})
 
 	switch {
-	case exists(dir, "response.json"):
-		out, usage, model, err := a.DecodeChat(goldentest.ReadFile(t, dir, "response.json"))
+	case c.Has("response.json"):
+		out, usage, model, err := a.DecodeChat(c.Read("response.json"))
 		o := output{Model: model, Usage: usage, Error: goldentest.ErrorOf(err)}
 		if err == nil {
 			o.Body = zeroCreated(t, out)
 		}
-		goldentest.Golden(t, dir, "want_output.json", &o)
-	case exists(dir, "stream.sse"):
+		c.Want("want_output.json", &o)
+	case c.Has("stream.sse"):
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
-		if exists(dir, "stream_info.json") {
-			goldentest.MustUnmarshal(t, "stream_info.json", goldentest.ReadFile(t, dir, "stream_info.json"), &si)
-		}
-		ev := relay(t, a, goldentest.ReadFile(t, dir, "stream.sse"), si.HideUsage)
-		goldentest.Golden(t, dir, "want_events.json", &ev)
-	case exists(dir, "status"):
-		status, header := readStatus(t, dir)
-		errBody := goldentest.ReadFile(t, dir, "error.json")
+		c.ReadJSON("stream_info.json", &si, true)
+		ev := relay(t, a, c.Read("stream.sse"), si.HideUsage)
+		c.Want("want_events.json", &ev)
+	case c.Has("status"):
+		status, header := c.Status(http.Header{"Content-Type": {"application/json; charset=UTF-8"}})
+		errBody := c.Read("error.json")
 		e := a.DecodeError(target.Provider, status, header, errBody)
 		if e == nil {
 			t.Fatal("DecodeError returned nil")
 		}
-		checkNoLeak(t, status, errBody, e)
-		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
+		goldentest.CheckNoLeak(t, status, errBody, e)
+		c.Want("want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -157,23 +125,11 @@ func runCase(t *testing.T, dir string) {
 func relay(t *testing.T, a *gemini.Adapter, sseBytes []byte, hideUsage bool) events {
 	t.Helper()
 	si := &provider.StreamInfo{HideUsage: hideUsage}
-	st := a.DecodeChatStream(io.NopCloser(&pieceReader{b: sseBytes, n: 37}), si)
+	st := a.DecodeChatStream(goldentest.Pieces(sseBytes), si)
 	defer st.Close()
 	var ev events
 	ids := map[string]bool{}
-	for {
-		e, err := st.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				ev.End.EOF = true
-				if _, err := st.Next(); !errors.Is(err, io.EOF) {
-					t.Errorf("Next after the end: got %v, want io.EOF", err)
-				}
-			} else {
-				ev.End.Error = goldentest.ErrorOf(err)
-			}
-			break
-		}
+	ev.End = goldentest.Drain(t, st, func(e sse.Event) {
 		var c llm.ChatChunk
 		goldentest.MustUnmarshal(t, "relayed chunk", e.Data, &c)
 		if c.Object != "chat.completion.chunk" {
@@ -187,27 +143,13 @@ func relay(t *testing.T, a *gemini.Adapter, sseBytes []byte, hideUsage bool) eve
 		}
 		ids[c.ID] = true
 		ev.Events = append(ev.Events, zeroCreated(t, e.Data))
-	}
+	})
 	if len(ids) > 1 {
 		t.Errorf("chunks carry %d ids, want one", len(ids))
 	}
-	ev.Info = info{HideUsage: si.HideUsage, Model: si.Model, Usage: si.Usage}
+	ev.Info = goldentest.InfoOf(si)
+	goldentest.CheckToolCalls(t, ev.Info, ev.Events)
 	return ev
-}
-
-// pieceReader reads b n bytes at a time, splitting lines and events.
-type pieceReader struct {
-	b []byte
-	n int
-}
-
-func (r *pieceReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	k := copy(p[:min(len(p), r.n)], r.b)
-	r.b = r.b[k:]
-	return k, nil
 }
 
 // zeroCreated returns the JSON object b with "created" set to 0: the adapter
@@ -222,74 +164,4 @@ func zeroCreated(t *testing.T, b []byte) json.RawMessage {
 	m["created"] = json.RawMessage("0")
 	out, _ := json.Marshal(m)
 	return out
-}
-
-func readStatus(t *testing.T, dir string) (int, http.Header) {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
-	status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-	if err != nil {
-		t.Fatalf("status: the first line must be the HTTP status: %v", err)
-	}
-	h := http.Header{"Content-Type": {"application/json; charset=UTF-8"}}
-	for _, l := range lines[1:] {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			t.Fatalf("status: header line %q is not Name: value", l)
-		}
-		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	return status, h
-}
-
-// checkNoLeak checks no credential in Google's answer reaches the caller, and
-// that on 401 and 403 Google's message is not relayed at all.
-func checkNoLeak(t *testing.T, status int, body []byte, e *apierr.Error) {
-	t.Helper()
-	sent := string(apierr.JSON(e)) + "\n" + e.Error()
-	for _, k := range []string{"AIza", "ya29."} {
-		if strings.Contains(sent, k) {
-			t.Errorf("a credential (%s…) reaches the caller or the log: %s", k, sent)
-		}
-	}
-	if status != http.StatusUnauthorized && status != http.StatusForbidden {
-		return
-	}
-	var b struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &b) == nil && b.Error.Message != "" && strings.Contains(sent, b.Error.Message) {
-		t.Errorf("HTTP %d: Google's message %q is relayed: %s", status, b.Error.Message, sent)
-	}
-}
-
-// replayBody reads the request's body through GetBody (the transport's retry
-// path) and checks its length.
-func replayBody(t *testing.T, r *http.Request) []byte {
-	t.Helper()
-	if r.GetBody == nil {
-		t.Fatal("the upstream request has no GetBody: it cannot be retried")
-	}
-	rc, err := r.GetBody()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if int64(len(b)) != r.ContentLength {
-		t.Errorf("ContentLength: got %d, want %d", r.ContentLength, len(b))
-	}
-	if !json.Valid(b) {
-		t.Fatalf("upstream body is not JSON: %q", b)
-	}
-	return b
-}
-
-func exists(dir, name string) bool {
-	_, err := os.Stat(filepath.Join(dir, name))
-	return err == nil
 }

@@ -22,11 +22,13 @@ const maxCandidates = 16
 // DecodeChatStream turns streamGenerateContent?alt=sse events (each a
 // GenerateContentResponse) into OpenAI chunks, one per event: the first of a
 // choice carries role "assistant", text parts are content deltas (thought
-// parts are dropped), each functionCall part is one complete tool call delta.
+// parts are dropped), each functionCall part is one complete tool call delta,
+// recorded in info.ToolCalls too.
 // usageMetadata is recorded in info (the last one wins); unless
 // info.HideUsage, a usage-only chunk (choices: []) follows the last event.
 // Gemini has no end marker: the body's end after a finishReason is the clean
-// end, before one it is a truncated stream.
+// end, before one it is a truncated stream. A failure ends the stream: Next
+// returns it again if called again.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info, created: time.Now().Unix()}
 }
@@ -42,7 +44,8 @@ type stream struct {
 	calls    [maxCandidates]int  // tool calls sent, per candidate
 	finished bool                // a finishReason arrived
 	gotUsage bool
-	ended    bool // the usage chunk (if any) was sent: only EOF remains
+	ended    bool  // the usage chunk (if any) was sent: only EOF remains
+	err      error // sticky: Next after a failure fails the same way
 
 	chunk llm.ChatChunk
 }
@@ -50,6 +53,17 @@ type stream struct {
 var errorPrefix = []byte(`{"error"`)
 
 func (s *stream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	ev, err := s.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *stream) next() (sse.Event, error) {
 	for {
 		if s.ended {
 			return sse.Event{}, io.EOF
@@ -137,6 +151,7 @@ func (s *stream) translate(g *genResponse) (out []byte, ok bool, err error) {
 		for j := range calls {
 			k := s.calls[idx] + j
 			calls[j].Index = &k
+			s.info.AddToolCall(idx, k, calls[j].ID, calls[j].Function.Name, calls[j].Function.Arguments)
 		}
 		s.calls[idx] += len(calls)
 		fr := finishReason(c.FinishReason, s.calls[idx] > 0)

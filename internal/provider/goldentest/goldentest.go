@@ -1,32 +1,158 @@
-// Package goldentest holds what every adapter's golden-file tests share: the
-// -update flag, writing and comparing want_* files by JSON value, and the
-// form in which errors are recorded (ErrorOut). Adapters' _test files import
-// it; nothing else does.
+// Package goldentest runs every adapter's golden-file tests: Run owns the
+// loop (find the cases, run each as a subtest, compare what it recorded with
+// its want_* files by JSON value, or rewrite them with -update, and fail on a
+// want file no run recorded), and the package holds what the cases share:
+// replaying a provider's answer over HTTP, decoding streams as a client
+// does, and the forms in which errors and stream ends are recorded. Adapters'
+// _test files import it; nothing else does.
 package goldentest
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Update rewrites the want_* files from the adapter's current output.
 var Update = flag.Bool("update", false, "rewrite the want_* files in testdata/ from the adapter's current output")
 
-// Golden compares got with the JSON file dir/name (both decoded into T and
-// compared by value), or writes it with -update.
-func Golden[T any](t *testing.T, dir, name string, got *T) {
+// Case is one golden case: a directory of testdata/ holding the input files
+// and the want_* files.
+type Case struct {
+	// Dir is the case's directory.
+	Dir  string
+	t    *testing.T
+	want map[string]any
+}
+
+// Run runs fn as a subtest, named after the directory, for every directory
+// of testdata/ that holds marker (a file every case has, such as
+// "target.json"). After fn returns, Run compares each value fn recorded with
+// Case.Want against its file, decoding both into the value's type and
+// comparing by value (embedded JSON by value too); with -update it writes
+// the files instead. A want_* file that fn did not record fails the case: a
+// case must check everything its directory claims. Run fails when there are
+// no cases.
+func Run(t *testing.T, marker string, fn func(t *testing.T, c *Case)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*", marker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no cases in testdata/ (no */%s)", marker)
+	}
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := &Case{Dir: dir, t: t, want: map[string]any{}}
+			fn(t, c)
+			c.check(t)
+		})
+	}
+}
+
+// Has reports whether the case has the file name.
+func (c *Case) Has(name string) bool {
+	_, err := os.Stat(filepath.Join(c.Dir, name))
+	return err == nil
+}
+
+// Read returns the file name of the case, or fails the test.
+func (c *Case) Read(name string) []byte {
+	c.t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, name))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b
+}
+
+// ReadJSON decodes the file name into v, or fails the test. A missing file
+// leaves v as it is when optional.
+func (c *Case) ReadJSON(name string, v any, optional bool) {
+	c.t.Helper()
+	if optional && !c.Has(name) {
+		return
+	}
+	MustUnmarshal(c.t, name, c.Read(name), v)
+}
+
+// Want records got as what the want file name must hold. Run checks it when
+// the case returns.
+func (c *Case) Want(name string, got any) {
+	c.t.Helper()
+	if !strings.HasPrefix(name, "want_") {
+		c.t.Fatalf("Want(%q): want files are named want_*", name)
+	}
+	if _, dup := c.want[name]; dup {
+		c.t.Fatalf("Want(%q) recorded twice", name)
+	}
+	c.want[name] = got
+}
+
+// Status reads the case's status file: the HTTP status on the first line,
+// then response headers, one "Name: value" a line, added to defaults.
+func (c *Case) Status(defaults http.Header) (int, http.Header) {
+	c.t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(c.Read("status"))), "\n")
+	status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil {
+		c.t.Fatalf("status: the first line must be the HTTP status: %v", err)
+	}
+	h := defaults.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for _, l := range lines[1:] {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			c.t.Fatalf("status: header line %q is not Name: value", l)
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return status, h
+}
+
+// check compares (or writes) every recorded file and fails on unrecorded
+// want files.
+func (c *Case) check(t *testing.T) {
+	t.Helper()
+	names := make([]string, 0, len(c.want))
+	for name := range c.want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		compare(t, c.Dir, name, c.want[name])
+	}
+	existing, err := filepath.Glob(filepath.Join(c.Dir, "want_*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range existing {
+		if _, ok := c.want[filepath.Base(f)]; !ok {
+			t.Errorf("%s is checked by nothing: the case recorded %v (delete the file, or fix the case)", filepath.Base(f), names)
+		}
+	}
+}
+
+// compare checks got against the JSON file dir/name, both decoded into got's
+// type and compared by value (an empty list and null alike), or writes the
+// file with -update.
+func compare(t *testing.T, dir, name string, got any) {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	enc := Encode(t, got)
@@ -41,13 +167,29 @@ func Golden[T any](t *testing.T, dir, name string, got *T) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	// Decode got the same way, so both sides went through the same JSON.
-	want, gotDec := new(T), new(T)
+	typ := reflect.TypeOf(got)
+	for typ != nil && typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	newValue := func() any {
+		if typ == nil {
+			return new(any)
+		}
+		return reflect.New(typ).Interface()
+	}
+	want, gotDec := newValue(), newValue()
 	MustUnmarshal(t, path, b, want)
 	MustUnmarshal(t, path, enc, gotDec)
-	if diff := cmp.Diff(want, gotDec, JSONValue); diff != "" {
+	if diff := cmp.Diff(want, gotDec, JSONValue, equateEmpty); diff != "" {
 		t.Errorf("%s: got != want (-want +got):\n%s", name, diff)
 	}
 }
+
+// equateEmpty treats an empty list or map as null, except embedded JSON,
+// which JSONValue compares.
+var equateEmpty = cmp.FilterPath(func(p cmp.Path) bool {
+	return p.Last().Type() != reflect.TypeFor[json.RawMessage]()
+}, cmpopts.EquateEmpty())
 
 // JSONValue compares embedded JSON documents by value, not by layout.
 var JSONValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
@@ -64,7 +206,7 @@ var JSONValue = cmp.Transformer("JSONValue", func(m json.RawMessage) any {
 })
 
 // Encode is v as an indented want file.
-func Encode(t *testing.T, v any) []byte {
+func Encode(t testing.TB, v any) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -85,61 +227,10 @@ func Flatten(h http.Header) map[string]string {
 	return out
 }
 
-// ReadFile reads dir/name or fails the test.
-func ReadFile(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // MustUnmarshal decodes b into v or fails the test naming the file.
-func MustUnmarshal(t *testing.T, name string, b []byte, v any) {
+func MustUnmarshal(t testing.TB, name string, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-}
-
-// ErrorOut is an error as want_error.json records it.
-type ErrorOut struct {
-	Kind    string `json:"kind"`
-	Status  int    `json:"status"`
-	Type    string `json:"type"`
-	Code    string `json:"code,omitempty"`
-	Param   string `json:"param,omitempty"`
-	Message string `json:"message"`
-	// RetryAfter is the error's RetryAfter, a time.Duration.
-	RetryAfter string `json:"retry_after,omitempty"`
-	// Header is what the caller's response carries (apierr SetHeaders).
-	Header map[string]string `json:"header,omitempty"`
-	// Cause is the wrapped error: logged, never sent to the caller.
-	Cause string `json:"cause,omitempty"`
-}
-
-// ErrorOf is err as want_error.json records it (nil for nil).
-func ErrorOf(err error) *ErrorOut {
-	if err == nil {
-		return nil
-	}
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return &ErrorOut{Kind: "not an *apierr.Error", Message: err.Error()}
-	}
-	o := &ErrorOut{Kind: e.Kind.String(), Status: e.Status(), Type: e.Kind.Type(),
-		Code: e.Code, Param: e.Param, Message: e.Message}
-	if e.RetryAfter != 0 {
-		o.RetryAfter = e.RetryAfter.String()
-	}
-	h := http.Header{}
-	e.SetHeaders(h)
-	if len(h) > 0 {
-		o.Header = Flatten(h)
-	}
-	if e.Err != nil {
-		o.Cause = e.Err.Error()
-	}
-	return o
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,45 +24,17 @@ type events struct {
 	Events []event `json:"events"`
 	// Dropped are the upstream events (by index in stream.sse) before the
 	// end of the stream that were not relayed.
-	Dropped []int `json:"dropped"`
-	End     end   `json:"end"`
+	Dropped []int          `json:"dropped"`
+	End     goldentest.End `json:"end"`
 	// Choices is what a client assembles from the relayed deltas.
-	Choices []choice `json:"choices"`
-	Info    info     `json:"info"`
+	Choices []goldentest.Choice `json:"choices"`
+	Info    goldentest.Info     `json:"info"`
 }
 
 type event struct {
 	Upstream int             `json:"upstream"` // index of the event in stream.sse
 	Event    string          `json:"event,omitempty"`
 	Data     json.RawMessage `json:"data"`
-}
-
-type end struct {
-	EOF   bool                 `json:"eof,omitempty"`
-	Error *goldentest.ErrorOut `json:"error,omitempty"`
-}
-
-type choice struct {
-	Index        int        `json:"index"`
-	Role         string     `json:"role,omitempty"`
-	Content      string     `json:"content"`
-	FinishReason string     `json:"finish_reason,omitempty"`
-	ToolCalls    []toolCall `json:"tool_calls,omitempty"`
-}
-
-type toolCall struct {
-	Index     int    `json:"index"`
-	ID        string `json:"id"`
-	Type      string `json:"type"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// info is the final provider.StreamInfo.
-type info struct {
-	HideUsage bool      `json:"hide_usage"`
-	Model     string    `json:"model"`
-	Usage     llm.Usage `json:"usage"`
 }
 
 // upstreamEvent is one event of stream.sse, read independently of the adapter.
@@ -94,23 +64,7 @@ type chunk struct {
 	Model   string          `json:"model"`
 	Usage   *llm.Usage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
+	Choices []struct{}      `json:"choices"`
 }
 
 // relay decodes the stream as the proxy does, and checks what the test can
@@ -124,7 +78,7 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 	// The test's own account of the stream: where it ends, what usage and
 	// model it carries, which chunks are usage-only.
 	stop, usageOnly := len(ups), map[int]bool{}
-	var wantInfo info
+	var wantInfo goldentest.Info
 	wantInfo.HideUsage = hideUsage
 	for i, u := range ups {
 		if string(bytes.TrimSpace(u.data)) == "[DONE]" {
@@ -153,19 +107,7 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 	defer st.Close()
 	var ev events
 	next := 0
-	for {
-		e, err := st.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				ev.End.EOF = true
-				if _, err := st.Next(); !errors.Is(err, io.EOF) {
-					t.Errorf("Next after the end: got %v, want io.EOF", err)
-				}
-			} else {
-				ev.End.Error = goldentest.ErrorOf(err)
-			}
-			break
-		}
+	ev.End = goldentest.Drain(t, st, func(e sse.Event) {
 		data := bytes.Clone(e.Data)
 		i := next
 		for i < len(ups) && (ups[i].event != e.Event || !bytes.Equal(ups[i].data, data)) {
@@ -183,7 +125,7 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 			d, _ = json.Marshal(string(data))
 		}
 		ev.Events = append(ev.Events, event{Upstream: i, Event: e.Event, Data: d})
-	}
+	})
 	for j := next; j < stop; j++ {
 		ev.Dropped = append(ev.Dropped, j)
 	}
@@ -203,74 +145,17 @@ func relay(t *testing.T, a *openai.Adapter, body io.ReadCloser, hideUsage bool, 
 	if diff := cmp.Diff(wantDropped, ev.Dropped); diff != "" {
 		t.Errorf("dropped events (hide_usage=%v): got %v, want %v (only usage-only chunks, only when hiding)", hideUsage, ev.Dropped, wantDropped)
 	}
-	ev.Info = infoOf(info)
-	if diff := cmp.Diff(wantInfo, ev.Info); diff != "" {
+	ev.Info = goldentest.InfoOf(info)
+	gotInfo := ev.Info
+	gotInfo.ToolCalls = nil // CheckToolCalls, below
+	if diff := cmp.Diff(wantInfo, gotInfo); diff != "" {
 		t.Errorf("StreamInfo: got != want, the provider's usage and first model (-want +got):\n%s", diff)
 	}
-	ev.Choices = assemble(t, ev.Events)
-	if ev.End.EOF {
-		for _, c := range ev.Choices {
-			for _, tc := range c.ToolCalls {
-				if !json.Valid([]byte(tc.Arguments)) {
-					t.Errorf("choice %d tool call %d: arguments %q are not valid JSON once concatenated", c.Index, tc.Index, tc.Arguments)
-				}
-			}
-		}
+	chunks := make([]json.RawMessage, len(ev.Events))
+	for i, e := range ev.Events {
+		chunks[i] = e.Data
 	}
+	ev.Choices = goldentest.Assemble(t, chunks, ev.End.EOF)
+	goldentest.CheckToolCalls(t, ev.Info, chunks)
 	return ev
-}
-
-func infoOf(si *provider.StreamInfo) info {
-	return info{HideUsage: si.HideUsage, Model: si.Model, Usage: si.Usage}
-}
-
-// assemble concatenates the relayed deltas as a client does.
-func assemble(t *testing.T, evs []event) []choice {
-	t.Helper()
-	byIndex := map[int]*choice{}
-	for _, e := range evs {
-		var c chunk
-		if err := json.Unmarshal(e.Data, &c); err != nil {
-			t.Errorf("relayed event %d is not a chunk: %v", e.Upstream, err)
-			continue
-		}
-		for _, ch := range c.Choices {
-			out := byIndex[ch.Index]
-			if out == nil {
-				out = &choice{Index: ch.Index}
-				byIndex[ch.Index] = out
-			}
-			if ch.Delta.Role != "" {
-				out.Role = ch.Delta.Role
-			}
-			if ch.Delta.Content != nil {
-				out.Content += *ch.Delta.Content
-			}
-			if ch.FinishReason != nil {
-				out.FinishReason = *ch.FinishReason
-			}
-			for _, d := range ch.Delta.ToolCalls {
-				k := slices.IndexFunc(out.ToolCalls, func(tc toolCall) bool { return tc.Index == d.Index })
-				if k < 0 {
-					out.ToolCalls = append(out.ToolCalls, toolCall{Index: d.Index})
-					k = len(out.ToolCalls) - 1
-				}
-				tc := &out.ToolCalls[k]
-				if d.ID != "" {
-					tc.ID = d.ID
-				}
-				if d.Type != "" {
-					tc.Type = d.Type
-				}
-				tc.Name += d.Function.Name
-				tc.Arguments += d.Function.Arguments
-			}
-		}
-	}
-	out := make([]choice, 0, len(byIndex))
-	for _, c := range byIndex {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out
 }

@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -36,19 +32,7 @@ import (
 // The request goes over the wire to an httptest server that replays the
 // provider's answer. `go test ./internal/provider/openai/ -update` rewrites
 // the want_* files from the current output; review the diff before committing.
-func TestGolden(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("testdata", "*", "request.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dirs) == 0 {
-		t.Fatal("no cases in testdata/")
-	}
-	for _, f := range dirs {
-		dir := filepath.Dir(f)
-		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, dir) })
-	}
-}
+func TestGolden(t *testing.T) { goldentest.Run(t, "request.json", runCase) }
 
 // targetFile is target.json.
 type targetFile struct {
@@ -84,26 +68,10 @@ type output struct {
 	Body         json.RawMessage      `json:"body,omitempty"`
 }
 
-// upstreamAnswer is what the fake provider replies.
-type upstreamAnswer struct {
-	status int
-	header http.Header
-	body   []byte
-	// chunked writes the body in small flushed pieces, as a stream arrives.
-	chunked bool
-}
-
-// received is the request as the fake provider saw it.
-type received struct {
-	method, host, uri string
-	header            http.Header
-	body              []byte
-}
-
-func runCase(t *testing.T, dir string) {
-	raw := goldentest.ReadFile(t, dir, "request.json")
+func runCase(t *testing.T, c *goldentest.Case) {
+	raw := c.Read("request.json")
 	var tf targetFile
-	goldentest.MustUnmarshal(t, filepath.Join(dir, "target.json"), goldentest.ReadFile(t, dir, "target.json"), &tf)
+	c.ReadJSON("target.json", &tf, false)
 	target := provider.Deployment{Provider: tf.Provider, Model: tf.Model, BaseURL: tf.BaseURL, APIVersion: tf.APIVersion}
 
 	req, err := llm.DecodeChatRequest(raw)
@@ -116,44 +84,25 @@ func runCase(t *testing.T, dir string) {
 		t.Fatalf("NewChatRequest: %v", err)
 	}
 
-	answer, kind := loadAnswer(t, dir)
-	got := make(chan received, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- received{method: r.Method, host: r.Host, uri: r.URL.RequestURI(), header: r.Header.Clone(), body: body}
-		for k, v := range answer.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(answer.status)
-		writeBody(w, answer)
-	}))
-	defer srv.Close()
-
+	answer, kind := loadAnswer(t, c)
 	wantURL := hreq.URL.String()
-	sentBody := replayBody(t, hreq)
+	sentBody := goldentest.ReplayBody(t, hreq)
 	gotReq := wireRequest{
 		Method:        hreq.Method,
 		URL:           wantURL,
 		Header:        goldentest.Flatten(hreq.Header),
 		ContentLength: hreq.ContentLength,
 	}
-
 	// Send it to the fake provider, keeping the Host the adapter chose.
-	hreq.URL.Scheme, hreq.URL.Host = "http", srv.Listener.Addr().String()
-	resp, err := srv.Client().Do(hreq)
-	if err != nil {
-		t.Fatalf("sending the upstream request: %v", err)
-	}
-	defer resp.Body.Close()
-	rec := <-got
+	rec, resp := goldentest.RoundTrip(t, hreq, answer)
 	checkWire(t, rec, wantURL, gotReq, sentBody)
-	gotReq.BodyBytes = bodyBytes(raw, rec.body)
-	gotReq.Body = rec.body
-	if !json.Valid(rec.body) {
-		t.Fatalf("upstream body is not valid JSON: %q", rec.body)
+	gotReq.BodyBytes = bodyBytes(raw, rec.Body)
+	gotReq.Body = rec.Body
+	if !json.Valid(rec.Body) {
+		t.Fatalf("upstream body is not valid JSON: %q", rec.Body)
 	}
-	checkProviderView(t, rec.body, target.Model, req.Stream)
-	goldentest.Golden(t, dir, "want_request.json", &gotReq)
+	checkProviderView(t, rec.Body, target.Model, req.Stream)
+	c.Want("want_request.json", &gotReq)
 
 	switch kind {
 	case "response":
@@ -166,16 +115,14 @@ func runCase(t *testing.T, dir string) {
 		if json.Valid(out) {
 			o.Body = out
 		}
-		goldentest.Golden(t, dir, "want_output.json", &o)
+		c.Want("want_output.json", &o)
 	case "stream":
 		var si struct {
 			HideUsage bool `json:"hide_usage"`
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, "stream_info.json")); err == nil {
-			goldentest.MustUnmarshal(t, "stream_info.json", b, &si)
-		}
-		ev := relay(t, a, resp.Body, si.HideUsage, answer.body)
-		goldentest.Golden(t, dir, "want_events.json", &ev)
+		c.ReadJSON("stream_info.json", &si, true)
+		ev := relay(t, a, resp.Body, si.HideUsage, answer.Body)
+		c.Want("want_events.json", &ev)
 	case "error":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -185,8 +132,8 @@ func runCase(t *testing.T, dir string) {
 		if e == nil {
 			t.Fatal("DecodeError returned nil")
 		}
-		checkNoLeak(t, resp.StatusCode, body, e)
-		goldentest.Golden(t, dir, "want_error.json", goldentest.ErrorOf(e))
+		goldentest.CheckNoLeak(t, resp.StatusCode, body, e)
+		c.Want("want_error.json", goldentest.ErrorOf(e))
 	}
 }
 
@@ -218,112 +165,50 @@ func checkProviderView(t *testing.T, body []byte, model string, stream bool) {
 
 // loadAnswer reads what the fake provider replies and which golden file
 // checks the adapter's decoding of it.
-func loadAnswer(t *testing.T, dir string) (upstreamAnswer, string) {
-	t.Helper()
-	exists := func(name string) bool {
-		_, err := os.Stat(filepath.Join(dir, name))
-		return err == nil
-	}
+func loadAnswer(t *testing.T, c *goldentest.Case) (goldentest.Answer, string) {
 	switch {
-	case exists("response.json"):
-		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-			body: goldentest.ReadFile(t, dir, "response.json")}, "response"
-	case exists("stream.sse"):
-		return upstreamAnswer{status: http.StatusOK, header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
-			body: goldentest.ReadFile(t, dir, "stream.sse"), chunked: true}, "stream"
-	case exists("status"):
-		lines := strings.Split(strings.TrimSpace(string(goldentest.ReadFile(t, dir, "status"))), "\n")
-		status, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-		if err != nil {
-			t.Fatalf("status: first line must be the HTTP status: %v", err)
-		}
-		h := http.Header{}
-		for _, l := range lines[1:] {
-			k, v, ok := strings.Cut(l, ":")
-			if !ok {
-				t.Fatalf("status: header line %q is not Name: value", l)
-			}
-			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
+	case c.Has("response.json"):
+		return goldentest.Answer{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: c.Read("response.json")}, "response"
+	case c.Has("stream.sse"):
+		return goldentest.Answer{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
+			Body: c.Read("stream.sse"), Chunked: true}, "stream"
+	case c.Has("status"):
+		status, h := c.Status(nil)
 		for _, name := range []string{"error.json", "error.html"} {
-			if exists(name) {
+			if c.Has(name) {
 				if h.Get("Content-Type") == "" {
 					h.Set("Content-Type", "application/json")
 					if strings.HasSuffix(name, ".html") {
 						h.Set("Content-Type", "text/html")
 					}
 				}
-				return upstreamAnswer{status: status, header: h, body: goldentest.ReadFile(t, dir, name)}, "error"
+				return goldentest.Answer{Status: status, Header: h, Body: c.Read(name)}, "error"
 			}
 		}
 		t.Fatal("a case with a status file needs error.json or error.html")
 	}
 	// A request-only case: answer something, check nothing more.
-	return upstreamAnswer{status: http.StatusNoContent}, ""
-}
-
-func writeBody(w http.ResponseWriter, a upstreamAnswer) {
-	if !a.chunked {
-		_, _ = w.Write(a.body)
-		return
-	}
-	// Odd-sized pieces split lines, events and UTF-8 sequences.
-	const piece = 37
-	f, _ := w.(http.Flusher)
-	for b := a.body; len(b) > 0; {
-		n := min(piece, len(b))
-		if _, err := w.Write(b[:n]); err != nil {
-			return
-		}
-		if f != nil {
-			f.Flush()
-		}
-		b = b[n:]
-	}
-}
-
-// replayBody reads the request's body through GetBody, which the transport
-// uses to retry, and checks it is the body the request carries.
-func replayBody(t *testing.T, r *http.Request) []byte {
-	t.Helper()
-	if r.GetBody == nil {
-		t.Fatal("the upstream request has no GetBody: it cannot be retried")
-	}
-	rc, err := r.GetBody()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if int64(len(b)) != r.ContentLength {
-		t.Errorf("ContentLength: got %d, want %d (the body's length)", r.ContentLength, len(b))
-	}
-	return b
+	return goldentest.Answer{Status: http.StatusNoContent}, ""
 }
 
 // checkWire checks that what arrived is what the adapter built.
-func checkWire(t *testing.T, rec received, wantURL string, built wireRequest, sent []byte) {
+func checkWire(t *testing.T, rec goldentest.Received, wantURL string, built wireRequest, sent []byte) {
 	t.Helper()
-	if rec.method != built.Method {
-		t.Errorf("method on the wire: got %s, want %s", rec.method, built.Method)
+	if rec.Method != built.Method {
+		t.Errorf("method on the wire: got %s, want %s", rec.Method, built.Method)
 	}
-	if u, err := url.Parse(wantURL); err != nil || u.Host != rec.host || u.RequestURI() != rec.uri {
-		t.Errorf("URL on the wire: got host %s path %s, want %s", rec.host, rec.uri, wantURL)
+	if u, err := url.Parse(wantURL); err != nil || u.Host != rec.Host || u.RequestURI() != rec.URI {
+		t.Errorf("URL on the wire: got host %s path %s, want %s", rec.Host, rec.URI, wantURL)
 	}
 	for k, v := range built.Header {
-		if got := strings.Join(rec.header.Values(k), ", "); got != v {
+		if got := strings.Join(rec.Header.Values(k), ", "); got != v {
 			t.Errorf("header %s on the wire: got %q, want %q", k, got, v)
 		}
 	}
-	for _, k := range []string{"Authorization", "Api-Key", "X-Api-Key"} {
-		if v := rec.header.Get(k); v != "" {
-			t.Errorf("header %s: got %q, want none (credentials are upstream/cred's business)", k, v)
-		}
-	}
-	if !bytes.Equal(rec.body, sent) {
-		t.Errorf("body on the wire differs from GetBody's:\ngot  %s\nwant %s", rec.body, sent)
+	goldentest.NoCredentials(t, rec.Header, "Authorization", "Api-Key", "X-Api-Key")
+	if !bytes.Equal(rec.Body, sent) {
+		t.Errorf("body on the wire differs from GetBody's:\ngot  %s\nwant %s", rec.Body, sent)
 	}
 }
 

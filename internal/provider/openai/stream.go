@@ -18,7 +18,10 @@ import (
 const maxEvent = 8 << 20
 
 // DecodeChatStream relays the provider's chunks as they are, ending at [DONE]
-// (which the HTTP surface writes itself). Usage and model are recorded in info.
+// (which the HTTP surface writes itself). Usage, model and tool calls are
+// recorded in info; only the chunks that name tool_calls are decoded for the
+// latter (mayHaveToolCalls).
+// A failure ends the stream: Next returns it again if called again.
 func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo) llm.Stream {
 	return &stream{body: body, r: sse.NewReader(body, maxEvent), info: info}
 }
@@ -28,15 +31,28 @@ type stream struct {
 	r    *sse.Reader
 	info *provider.StreamInfo
 	done bool
+	err  error // sticky: Next after a failure fails the same way
 }
 
 var (
-	doneData    = []byte("[DONE]")
-	usageKey    = []byte(`"usage"`)
-	errorPrefix = []byte(`{"error"`)
+	doneData     = []byte("[DONE]")
+	usageKey     = []byte(`"usage"`)
+	errorPrefix  = []byte(`{"error"`)
+	toolCallsKey = []byte(`"tool_calls"`)
 )
 
 func (s *stream) Next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	ev, err := s.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *stream) next() (sse.Event, error) {
 	for {
 		if s.done {
 			return sse.Event{}, io.EOF
@@ -62,6 +78,9 @@ func (s *stream) Next() (sse.Event, error) {
 		if bytes.HasPrefix(data, errorPrefix) {
 			return sse.Event{}, streamError(data)
 		}
+		if mayHaveToolCalls(data) {
+			s.recordToolCalls(data)
+		}
 		if s.info.Model == "" || hasUsage(data) {
 			var sum summary
 			if err := jsonv2.Unmarshal(data, &sum, lenient); err == nil {
@@ -81,6 +100,49 @@ func (s *stream) Next() (sse.Event, error) {
 }
 
 func (s *stream) Close() error { return s.body.Close() }
+
+// mayHaveToolCalls reports, cheaply, whether a chunk may carry tool call
+// deltas: they are an array inside the choices array, so a chunk with one
+// '[' (the bulk of a stream) has none; only a chunk with more is searched
+// for the key (a content chunk cannot hold it unescaped).
+func mayHaveToolCalls(data []byte) bool {
+	i := bytes.IndexByte(data, '[')
+	if i < 0 || bytes.IndexByte(data[i+1:], '[') < 0 {
+		return false
+	}
+	return bytes.Contains(data, toolCallsKey)
+}
+
+// toolChunk is the part of a chunk with tool call deltas svc reads.
+type toolChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+// recordToolCalls adds the chunk's tool call deltas to info. A chunk that
+// does not decode is relayed all the same, as the rest of the stream is.
+func (s *stream) recordToolCalls(data []byte) {
+	var c toolChunk
+	if jsonv2.Unmarshal(data, &c, lenient) != nil {
+		return
+	}
+	for _, ch := range c.Choices {
+		for _, d := range ch.Delta.ToolCalls {
+			s.info.AddToolCall(ch.Index, d.Index, d.ID, d.Function.Name, d.Function.Arguments)
+		}
+	}
+}
 
 // streamError turns an in-stream error object into an UpstreamError.
 func streamError(data []byte) error {
