@@ -98,10 +98,13 @@ func (e *timeoutError) Error() string { return "dial " + e.addr + ": i/o timeout
 func TestScrubChain(t *testing.T) {
 	te := &timeoutError{addr: "host?key=" + opaqueKey}
 	inner := Wrap(UpstreamError, "upstream_unreachable", "could not reach "+opaqueKey, te)
-	chain := fmt.Errorf("call: %w", errors.Join(context.Canceled, inner))
+	chain := fmt.Errorf("call: %w", errors.Join(io.ErrUnexpectedEOF, inner))
 	got := Scrub(chain, opaqueKey)
-	if !errors.Is(got, context.Canceled) {
-		t.Error("errors.Is(scrubbed, context.Canceled) = false, want true")
+	if !errors.Is(got, io.ErrUnexpectedEOF) {
+		t.Error("errors.Is(scrubbed, io.ErrUnexpectedEOF) = false, want true")
+	}
+	if !errors.Is(Scrub(fmt.Errorf("read: %w", context.Canceled), opaqueKey), context.Canceled) {
+		t.Error("a scrubbed cancellation is no longer a cancellation")
 	}
 	var gotTE *timeoutError
 	if !errors.As(got, &gotTE) || gotTE != te {

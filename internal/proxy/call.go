@@ -39,45 +39,61 @@ type answer struct {
 // call is the innermost stage of every route, written once: one call to
 // the provider the route stage chose. It builds the request with the
 // route's caller, signs and sends it (send), reads the answer with the
-// caller's reader, and prices the usage — for a stream when it ends.
+// caller's reader, and prices the usage — for a stream when it ends. The
+// exact key it sent (and its encodings) is scrubbed from every error it
+// returns and from every error a stream ends with, whatever the provider
+// echoed, before anything relays, logs or records it.
 func (p *Proxy) call(r *routeSpec) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		prov, ok := p.d.Registry.Lookup(x.Provider)
 		if !ok {
 			return nil, apierr.Newf(apierr.Unavailable, "no_provider", "provider %q is not configured", x.Provider)
 		}
-		req, read, err := r.call.request(ctx, x, prov)
+		key, err := p.providerKey(ctx, prov)
 		if err != nil {
 			return nil, err
 		}
-		resp, start, err := p.send(ctx, x, prov, req)
+		resp, err := p.callWith(ctx, r, x, prov, key)
 		if err != nil {
-			return nil, err
+			return nil, apierr.Scrub(err, key)
 		}
-		x.FirstByte = time.Now()
-		a, err := read(x, resp, func() ([]byte, error) { return p.receive(x, resp, start) })
-		if err != nil {
-			resp.Body.Close()
-			return nil, err
-		}
-		out := a.resp
-		switch {
-		case out.Stream != nil:
-			info := a.info
-			out.Stream = pipeline.Observe(out.Stream, nil, func(error) {
-				x.Upstream = time.Since(start)
-				if info != nil {
-					x.Usage, x.ResponseModel = info.Usage, info.Model
-				}
-				x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
-			})
-		case out.Raw != nil:
-			out.Raw = pipeline.ObserveReader(out.Raw, func(error) { x.Upstream = time.Since(start) })
-		default:
-			x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
-		}
-		return out, nil
+		return resp, nil
 	}
+}
+
+// callWith makes the call of call with the provider key in hand.
+func (p *Proxy) callWith(ctx context.Context, r *routeSpec, x *pipeline.Exchange, prov *provider.Provider, key string) (*pipeline.Response, error) {
+	req, read, err := r.call.request(ctx, x, prov)
+	if err != nil {
+		return nil, err
+	}
+	resp, start, err := p.send(ctx, x, prov, req, key)
+	if err != nil {
+		return nil, err
+	}
+	x.FirstByte = time.Now()
+	a, err := read(x, resp, func() ([]byte, error) { return p.receive(x, resp, start) })
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	out := a.resp
+	switch {
+	case out.Stream != nil:
+		info := a.info
+		out.Stream = pipeline.Observe(provider.ScrubStream(out.Stream, key), nil, func(error) {
+			x.Upstream = time.Since(start)
+			if info != nil {
+				x.Usage, x.ResponseModel = info.Usage, info.Model
+			}
+			x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
+		})
+	case out.Raw != nil:
+		out.Raw = pipeline.ObserveReader(out.Raw, func(error) { x.Upstream = time.Since(start) })
+	default:
+		x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
+	}
+	return out, nil
 }
 
 // providerKey is the server-side key for prov: stored, else env.

@@ -10,15 +10,12 @@ import (
 	"github.com/svc-gateway/svc/internal/provider"
 )
 
-// send applies prov's credentials to req, sends it, and turns a transport
-// failure or an error answer into the caller's error. It records the
-// provider's status and the time waited on x; start is when the call began,
-// for callers that read the body later.
-func (p *Proxy) send(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, req *http.Request) (*http.Response, time.Time, error) {
-	key, err := p.providerKey(ctx, prov)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
+// send applies prov's credentials (key) to req, sends it, and turns a
+// transport failure or an error answer into the caller's error. It records
+// the provider's status and the time waited on x; start is when the call
+// began, for callers that read the body later. The call stage scrubs key
+// from every error it returns.
+func (p *Proxy) send(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, req *http.Request, key string) (*http.Response, time.Time, error) {
 	if err := signerFor(prov).Sign(req, key); err != nil {
 		return nil, time.Time{}, signError(prov.Name, err)
 	}
