@@ -58,7 +58,19 @@ type Server struct {
 	ln    net.Listener
 	drain time.Duration
 	log   *slog.Logger
+	// abort, when set, is called when the drain time has passed with
+	// requests still running, before their connections are closed, so they
+	// can end themselves properly (a stream with an error event).
+	abort func()
 }
+
+// abortGrace is how long requests told to abort get to end themselves
+// before their connections are closed.
+const abortGrace = 2 * time.Second
+
+// OnDrainTimeout sets f to run when the drain time has passed with requests
+// still running, before their connections are closed.
+func (s *Server) OnDrainTimeout(f func()) { s.abort = f }
 
 // Listen binds addr now (so a bad port fails the start) and returns a Server
 // that will serve h when Run is called.
@@ -103,6 +115,13 @@ func (s *Server) Run(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.drain)
 	defer cancel()
 	err := s.srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) && s.abort != nil {
+		s.log.Warn("drain time exceeded; ending the requests still running", "component", s.name)
+		s.abort()
+		gctx, cancel := context.WithTimeout(context.Background(), abortGrace)
+		err = s.srv.Shutdown(gctx)
+		cancel()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		s.log.Warn("drain time exceeded; closing remaining connections", "component", s.name)
 		err = s.srv.Close()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -162,5 +163,60 @@ func TestServiceBackground(t *testing.T) {
 	}
 	if !<-sawStopped {
 		t.Error("a background task was stopped before the server")
+	}
+}
+
+// TestBodyReadTimeout: a body that never arrives ends its connection within
+// the timeout, whether the handler waits for it or refuses the request
+// unread; a body that arrived never cuts the answer, however long.
+func TestBodyReadTimeout(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/refuse" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if _, err := io.ReadAll(r.Body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		for range 8 { // a long answer: 0.8 s, after the body deadline
+			_, _ = io.WriteString(w, "data: x\n\n")
+			http.NewResponseController(w).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	s, err := Listen("test", "127.0.0.1:0", BodyReadTimeout(h, 300*time.Millisecond), time.Second, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	addr := s.Addr().String()
+
+	for _, path := range []string{"/read", "/refuse"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nslow", path)
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.Copy(io.Discard, conn) // until the server closes the connection
+		conn.Close()
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: the connection with a body that never came was held %v, want it closed within the timeout", path, d)
+		}
+	}
+
+	resp, err := http.Post("http://"+addr+"/read", "text/plain", strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || strings.Count(string(b), "data: x") != 8 {
+		t.Errorf("the long answer was cut: %d events, %v", strings.Count(string(b), "data: x"), err)
 	}
 }

@@ -38,12 +38,15 @@ type Entry struct {
 	Metrics              EntryMetrics    `json:"metrics"`
 
 	// Beyond the spec's fields: what an operator needs to read a failure.
-	Status    int    `json:"status"`
-	Endpoint  string `json:"endpoint"`
-	Stream    bool   `json:"stream"`
-	KeyID     string `json:"key_id,omitempty"`
-	ErrorType string `json:"error_type,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Status   int    `json:"status"`
+	Endpoint string `json:"endpoint"`
+	Stream   bool   `json:"stream"`
+	KeyID    string `json:"key_id,omitempty"`
+	// UsageEstimated: the provider reported no usage (a stream the client
+	// cut) and the tokens and cost are svc's estimate.
+	UsageEstimated bool   `json:"usage_estimated,omitempty"`
+	ErrorType      string `json:"error_type,omitempty"`
+	Error          string `json:"error,omitempty"`
 
 	ts time.Time
 }
@@ -129,10 +132,12 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 			ProcessingTimeMS: processing.Milliseconds(),
 			Success:          success,
 		},
-		Status:   x.Status,
+		Status:   status(x),
 		Endpoint: string(x.Endpoint),
-		Stream:   x.Stream,
-		ts:       x.Start.UTC(),
+
+		UsageEstimated: x.UsageEstimated,
+		Stream:         x.Stream,
+		ts:             x.Start.UTC(),
 	}
 	if p := x.Principal; p != nil {
 		e.UserID = p.ID
@@ -152,6 +157,15 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 		e.Error = ae.Message
 	}
 	return e
+}
+
+// status is the HTTP status of the exchange's outcome: the one answered,
+// or, for a stream that failed after its 200 went out, its error's.
+func status(x *pipeline.Exchange) int {
+	if x.Err != nil && x.Status < 400 {
+		return apierr.From(x.Err).Status()
+	}
+	return x.Status
 }
 
 func contentType(ep pipeline.Endpoint) string {

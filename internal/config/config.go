@@ -79,6 +79,7 @@ type Config struct {
 	UpstreamTimeout    time.Duration // SVC_UPSTREAM_TIMEOUT: until the provider's response headers
 	UpstreamTransport  string        // SVC_UPSTREAM_TRANSPORT: "std" (net/http) or "fasthttp"
 	ShutdownTimeout    time.Duration // SVC_SHUTDOWN_TIMEOUT: drain limit for in-flight requests
+	BodyReadTimeout    time.Duration // SVC_BODY_READ_TIMEOUT: how long a request body may take to arrive
 	DefaultProvider    string        // SVC_DEFAULT_PROVIDER
 	PricesFile         string        // SVC_PRICES_FILE: JSON price overrides
 	LogLevel           string        // SVC_LOG_LEVEL: debug, info, warn, error
@@ -295,6 +296,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
 		UpstreamTransport:  p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp"),
 		ShutdownTimeout:    p.duration("SVC_SHUTDOWN_TIMEOUT", 30*time.Second, 0),
+		BodyReadTimeout:    p.duration("SVC_BODY_READ_TIMEOUT", 60*time.Second, time.Second),
 		DefaultProvider:    strings.ToLower(p.str("SVC_DEFAULT_PROVIDER", "openai")),
 		PricesFile:         p.str("SVC_PRICES_FILE", ""),
 		LogLevel:           p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error"),

@@ -137,6 +137,16 @@ func TestChatStreamWithSDK(t *testing.T) {
 			if httpResp.Header.Get("x-svc-provider") != "openai" || httpResp.Header.Get("content-type") != "text/event-stream" {
 				t.Errorf("headers %v", httpResp.Header)
 			}
+			// Headers: the estimated cost and the time to the first byte;
+			// trailers: the actual cost and the total latency.
+			estimate, _ := strconv.ParseFloat(httpResp.Header.Get("x-svc-cost-usd"), 64)
+			actual, _ := strconv.ParseFloat(httpResp.Trailer.Get("x-svc-cost-usd"), 64)
+			first, _ := strconv.Atoi(httpResp.Header.Get("x-svc-latency-ms"))
+			total, err := strconv.Atoi(httpResp.Trailer.Get("x-svc-latency-ms"))
+			if estimate <= 0 || actual <= 0 || err != nil || total < first {
+				t.Errorf("cost header %q trailer %q, latency header %q trailer %q: want an estimate, the actual cost, and a total latency at least the first byte's",
+					httpResp.Header.Get("x-svc-cost-usd"), httpResp.Trailer.Get("x-svc-cost-usd"), httpResp.Header.Get("x-svc-latency-ms"), httpResp.Trailer.Get("x-svc-latency-ms"))
+			}
 			// svc asked the provider for usage either way, and the model without prefix.
 			var up map[string]any
 			if err := json.Unmarshal(lastChat(t, fake).Body, &up); err != nil {

@@ -23,12 +23,10 @@ func echoing(t *testing.T, fake *providertest.OpenAI) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
-		r.Header.Set(providertest.HeaderEchoKey, "422")
-	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(u)
+		r.Out.Header.Set(providertest.HeaderEchoKey, "422")
+	}}
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"

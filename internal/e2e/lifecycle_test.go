@@ -96,3 +96,35 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 	}
 	t.Fatal("no audit entry 2 s after the client went away: the upstream stream kept running")
 }
+
+// TestShutdownPastDrainTimeEndsStreamsTruthfully: a stream still running
+// when the drain time runs out ends with an error event saying so (not
+// cut silently), and its audit entry records the failure (it was a 200).
+func TestShutdownPastDrainTimeEndsStreamsTruthfully(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithChunks(100), providertest.WithChunkDelay(100*time.Millisecond))
+	g := start(t, fake, config.Map{"SVC_SHUTDOWN_TIMEOUT": "500ms"})
+	key, _ := g.newKey(nil)
+	resp, br := openStream(t, context.Background(), g, key)
+	defer resp.Body.Close()
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- g.stop() }()
+	var rest bytes.Buffer
+	_, _ = rest.ReadFrom(br)
+	if strings.Contains(rest.String(), "data: [DONE]") || !strings.Contains(rest.String(), `"code":"shutting_down"`) {
+		t.Errorf("stream after the drain time: want an error event with code shutting_down and no [DONE], got:\n%s", rest.String())
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Run after shutdown = %v, want nil", err)
+	}
+	g2 := start(t, fake, config.Map{"SVC_DATA_DIR": g.dataDir})
+	entries := g2.logEntries("", 1)
+	if len(entries) != 1 {
+		t.Fatalf("after restart: %d entries, want 1", len(entries))
+	}
+	e := entries[0]
+	if e["status"] != 503.0 || e["error_type"] != "service_unavailable" || e["metrics"].(map[string]any)["success"] != false {
+		t.Errorf("entry of the cut stream: status %v, error_type %v, metrics %v; want 503 service_unavailable, not a success",
+			e["status"], e["error_type"], e["metrics"])
+	}
+}

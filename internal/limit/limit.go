@@ -97,10 +97,10 @@ type Options struct {
 	// included) first reaches its cap. It is called on the request's
 	// goroutine and must not block.
 	OnBudget func(ev BudgetEvent)
-	// OnSpend, when set, is told a capped key's spend in its current
-	// period (reservations in flight included) after each settlement; the
-	// svc_vkey_spend_usd gauge. It must not block.
-	OnSpend func(keyID string, spentUSD float64)
+	// MeterSpend counts the spend of virtual keys without a cap too (one
+	// store call after each call that cost something, off its path), so
+	// Spends reports every key that spent (the svc_vkey_spend_usd gauge).
+	MeterSpend bool
 	// Log receives warnings (store down, failed settlements); nil:
 	// slog.Default().
 	Log *slog.Logger
@@ -140,12 +140,15 @@ type Store interface {
 // Limiter enforces the limits of principals against a shared Store. It is
 // safe for concurrent use.
 type Limiter struct {
-	kv       Store
-	prices   *pricing.Table
-	hourly   int64
-	now      func() time.Time
-	onBudget func(BudgetEvent)
-	onSpend  func(string, float64)
+	kv         Store
+	prices     *pricing.Table
+	hourly     int64
+	now        func() time.Time
+	onBudget   func(BudgetEvent)
+	meterSpend bool
+	// spenders are the virtual keys whose spend counter this process
+	// changed, with their budget period: Spends reads their counters.
+	spenders sync.Map // key id → period
 	log      *slog.Logger
 	counter  PromptCounter
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
@@ -159,7 +162,7 @@ func (l *Limiter) Settled() { l.settling.Wait() }
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).
 func New(kv Store, prices *pricing.Table, opts Options) *Limiter {
-	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, onSpend: opts.OnSpend, log: opts.Log, counter: opts.Counter}
+	l := &Limiter{kv: kv, prices: prices, hourly: opts.HourlyRequests, now: opts.Now, onBudget: opts.OnBudget, meterSpend: opts.MeterSpend, log: opts.Log, counter: opts.Counter}
 	if l.counter == nil {
 		l.counter = tokenizer{}
 	}
@@ -241,6 +244,29 @@ func capMicros(v float64) int64 {
 		return max(micros(v), 1)
 	}
 	return 0
+}
+
+// Spends is the current-period spend, in US dollars, of every virtual key
+// whose spend this process counted, read from the shared counters (so
+// every process reports the fleet's figure); keys whose counter cannot be
+// read are left out.
+func (l *Limiter) Spends(ctx context.Context) map[string]float64 {
+	out := map[string]float64{}
+	now := l.now()
+	l.spenders.Range(func(k, v any) bool {
+		id, period := k.(string), v.(string)
+		b, err := l.kv.Get(ctx, spendKey(identity.VirtualKey, id, period, PeriodStart(period, now)))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			out[id] = 0 // a new period
+		case err == nil:
+			if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+				out[id] = usd(n)
+			}
+		}
+		return ctx.Err() == nil
+	})
+	return out
 }
 
 // micros converts US dollars to whole micro-dollars, rounding to nearest.

@@ -917,3 +917,37 @@ func TestAbsurdEstimateNeverFailsOpen(t *testing.T) {
 		t.Errorf("estimate of max_tokens 1e300 = %+v, want the completion clamped", e)
 	}
 }
+
+// TestSpendMeteredWithoutCap: with MeterSpend (the svc_vkey_spend_usd
+// gauge), every virtual key that spends is reported from the shared
+// counters, capped or not; a call that cost nothing makes no store call.
+func TestSpendMeteredWithoutCap(t *testing.T) {
+	kv := &countingKV{KV: newMemKV(t)}
+	l := newTest(kv, testPrices(t), Options{MeterSpend: true})
+	h := pipeline.Chain(answer(1000, 250), l.Stage(testLimits))
+	for range 2 {
+		if _, err := h(t.Context(), chatExchange(vkey("free"), 10, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rpmOnly := &principal{Kind: identity.VirtualKey, ID: "rpm", RPMLimit: 100}
+	capped := &principal{Kind: identity.VirtualKey, ID: "capped", MaxBudgetUSD: 1}
+	for _, p := range []*principal{rpmOnly, capped} {
+		if _, err := h(t.Context(), chatExchange(p, 10, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Settled()
+	got := l.Spends(t.Context())
+	if len(got) != 3 || !near(got["free"], 0.003) || !near(got["rpm"], 0.0015) || !near(got["capped"], 0.0015) {
+		t.Errorf("Spends = %v, want free 0.003 (two calls of $0.0015), rpm and capped 0.0015", got)
+	}
+	before := kv.calls.Load()
+	if _, err := pipeline.Chain(answer(0, 0), l.Stage(testLimits))(t.Context(), chatExchange(vkey("free"), 10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	l.Settled()
+	if n := kv.calls.Load() - before; n != 0 {
+		t.Errorf("a call that cost nothing made %d store calls, want 0", n)
+	}
+}

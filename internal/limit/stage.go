@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
@@ -51,12 +52,13 @@ func (l *Limiter) Stage(src Source) pipeline.Middleware {
 				}
 			}
 			if !lim.Any() && !l.hourlyApplies(p) {
-				return next(ctx, x)
+				return l.meter(ctx, x, p, lim, next)
 			}
 			if x.Header == nil {
 				x.Header = make(http.Header)
 			}
 			est := l.estimate(x)
+			x.EstimatedCost = l.price(x, est)
 			a, err := l.Admit(ctx, p, lim, Estimate{Tokens: est.tokens(), CostUSD: l.cost(x, est)})
 			if err != nil {
 				if e := apierr.From(err); e.Header != nil {
@@ -77,7 +79,7 @@ func (l *Limiter) Stage(src Source) pipeline.Middleware {
 // the proxy's recovery into a 500 leaves no reservation or estimate
 // behind; the panic goes on unchanged).
 func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler, a *Admission) (*pipeline.Response, error) {
-	if a == nil || (a.tpm == nil && a.res == nil) {
+	if a == nil || (a.tpm == nil && a.res == nil && a.spend == nil) {
 		return next(ctx, x)
 	}
 	settle := func() { a.Settle(ctx, Used{Tokens: x.Usage.Total(), CostUSD: x.Cost}) }
@@ -102,6 +104,17 @@ func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, next pipeline.
 	return resp, err
 }
 
+// meter runs next for a principal without limits and, when it is a
+// virtual key and spend is metered (Options.MeterSpend), counts what the
+// call cost in the key's spend counter once it ended, off its path.
+func (l *Limiter) meter(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, lim Limits, next pipeline.Handler) (*pipeline.Response, error) {
+	if !l.meterSpend || p.Kind != identity.VirtualKey {
+		return next(ctx, x)
+	}
+	a := &Admission{l: l, p: p, lim: lim, spend: l.spendCounter(p, lim)}
+	return l.call(ctx, x, next, a)
+}
+
 // DefaultCompletionReserve is the completion a spend reservation assumes when
 // the request sets no maximum: the reservation must bound the actual cost for
 // concurrent requests not to overshoot a cap by more than one request's cost
@@ -109,11 +122,18 @@ func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, next pipeline.
 // refunds, keeps the plain estimate.
 const DefaultCompletionReserve = 4096
 
-// cost is the price of the estimated usage of x; 0 when the model has no price.
+// cost is what a spend cap reserves for x: the price of its estimated
+// usage, with DefaultCompletionReserve completion tokens when the request
+// sets no maximum; 0 when the model has no price.
 func (l *Limiter) cost(x *pipeline.Exchange, est estimated) float64 {
 	if est.completion == 0 {
 		est.completion = DefaultCompletionReserve
 	}
+	return l.price(x, est)
+}
+
+// price is the price of est for x's model; 0 when it has no price.
+func (l *Limiter) price(x *pipeline.Exchange, est estimated) float64 {
 	model := x.UpstreamModel
 	if model == "" {
 		model = x.Model

@@ -8,6 +8,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +28,7 @@ type Metrics struct {
 	CacheHits      *prometheus.CounterVec   // tier
 	CacheMisses    prometheus.Counter
 	MCPCalls       *prometheus.CounterVec // server, tool
-	VKeySpend      *prometheus.GaugeVec   // key
+	VKeySpend      *keySpend              // key: read from the limits' counters at each scrape
 	AuditDirect    prometheus.Counter     // entries written synchronously because the queue was full
 	AuditDropped   prometheus.Counter     // entries that could not be written at all
 	AuditQueue     prometheus.GaugeFunc
@@ -68,9 +69,9 @@ func New(queueLen func() float64) *Metrics {
 		MCPCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svc_mcp_calls_total", Help: "Tool gateway calls by server and tool.",
 		}, []string{"server", "tool"}),
-		VKeySpend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "svc_vkey_spend_usd", Help: "Spend of a virtual key in its current period, USD.",
-		}, []string{"key"}),
+		VKeySpend: &keySpend{desc: prometheus.NewDesc("svc_vkey_spend_usd",
+			"Spend of a virtual key in its current period, USD (fleet-wide; reservations of calls in flight included).",
+			[]string{"key"}, nil)},
 		AuditDirect: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "svc_audit_direct_writes_total", Help: "Audit entries written on the request path because the queue was full.",
 		}),
@@ -88,6 +89,38 @@ func New(queueLen func() float64) *Metrics {
 		m.MCPCalls, m.VKeySpend, m.AuditDirect, m.AuditDropped, m.AuditQueue, m.InFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// keySpend is the svc_vkey_spend_usd collector: at each scrape it asks
+// for every key's current spend (the limits' counters, which every process
+// shares), so the gauge is never set out of order by settlements racing.
+type keySpend struct {
+	desc  *prometheus.Desc
+	mu    sync.Mutex
+	spent func() map[string]float64
+}
+
+// SetSource sets where the spends come from (nil: none).
+func (k *keySpend) SetSource(f func() map[string]float64) {
+	k.mu.Lock()
+	k.spent = f
+	k.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (k *keySpend) Describe(ch chan<- *prometheus.Desc) { ch <- k.desc }
+
+// Collect implements prometheus.Collector.
+func (k *keySpend) Collect(ch chan<- prometheus.Metric) {
+	k.mu.Lock()
+	f := k.spent
+	k.mu.Unlock()
+	if f == nil {
+		return
+	}
+	for key, v := range f() {
+		ch <- prometheus.MustNewConstMetric(k.desc, prometheus.GaugeValue, v, key)
+	}
 }
 
 // Handler serves the registry in Prometheus text format.

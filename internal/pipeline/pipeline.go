@@ -76,12 +76,15 @@ type Exchange struct {
 	RoutingReason   string // provider:<name>, cache_hit:tier=L1, …
 
 	// Outcome: filled as the answer comes back.
-	Status        int       // HTTP status answered to the caller
-	Usage         llm.Usage // tokens, from the provider's usage
-	Cost          float64   // USD, from the price table
-	ResponseModel string    // model named by the provider's answer
-	FirstByte     time.Time // when the first byte of the answer was ready
-	End           time.Time // when the answer was complete
+	Status int       // HTTP status answered to the caller
+	Usage  llm.Usage // tokens, from the provider's usage
+	// UsageEstimated: the provider reported no usage (a stream the client
+	// cut, a server that sends none) and Usage is svc's estimate.
+	UsageEstimated bool
+	Cost           float64   // USD, from the price table
+	ResponseModel  string    // model named by the provider's answer
+	FirstByte      time.Time // when the first byte of the answer was ready
+	End            time.Time // when the answer was complete
 	// Upstream is the time spent waiting on the provider.
 	Upstream time.Duration
 	// UpstreamStatus is the provider's HTTP status (0 when it never answered).

@@ -55,6 +55,9 @@ func (p *Proxy) call(r *routeSpec) pipeline.Handler {
 		}
 		resp, err := p.callWith(ctx, r, x, prov, key)
 		if err != nil {
+			if e := shutdownError(ctx); e != nil {
+				return nil, e
+			}
 			return nil, apierr.Scrub(err, key)
 		}
 		return resp, nil
@@ -80,11 +83,17 @@ func (p *Proxy) callWith(ctx context.Context, r *routeSpec, x *pipeline.Exchange
 	out := a.resp
 	switch {
 	case out.Stream != nil:
-		info := a.info
-		out.Stream = pipeline.Observe(provider.ScrubStream(out.Stream, key), nil, func(error) {
+		info, meter := a.info, &streamMeter{}
+		out.Stream = pipeline.Observe(cutByShutdown{provider.ScrubStream(out.Stream, key), ctx}, meter.add, func(error) {
 			x.Upstream = time.Since(start)
 			if info != nil {
 				x.Usage, x.ResponseModel = info.Usage, info.Model
+			}
+			if x.Usage.Total() == 0 {
+				// Cut by the client before the provider's usage came, or a
+				// provider that sends none: charge the prompt and what was
+				// streamed, estimated.
+				x.Usage, x.UsageEstimated = estimatedUsage(x, meter), true
 			}
 			x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
 		})

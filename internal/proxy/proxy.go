@@ -99,6 +99,10 @@ type Deps struct {
 type Proxy struct {
 	d      Deps
 	models *modelCache
+	// stopping ends when Abort is called: every exchange still running
+	// ends then (errShutdown).
+	stopping context.Context
+	Abort    context.CancelFunc
 }
 
 // New assembles the proxy.
@@ -107,6 +111,7 @@ func New(d Deps) *Proxy {
 		d.MaxBodyBytes = 50 << 20
 	}
 	p := &Proxy{d: d}
+	p.stopping, p.Abort = context.WithCancel(context.Background())
 	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)
 	p.models.routing = d.Routing
 	return p

@@ -212,8 +212,15 @@ func TestRecordStageStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-		t.Fatal(err)
+	br := bufio.NewReader(resp.Body)
+	for events := 0; events < 6; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			events++
+		}
 	}
 	cancel()
 	resp.Body.Close()
@@ -230,6 +237,15 @@ func TestRecordStageStreams(t *testing.T) {
 	}
 	if got[1].ErrorType != "client_closed_request" || got[1].Metrics.Success {
 		t.Errorf("cut stream: error type %q success %v, want client_closed_request", got[1].ErrorType, got[1].Metrics.Success)
+	}
+	// Cut before the provider's usage came: charged the prompt and what was
+	// streamed, estimated (it was 0 tokens and $0).
+	if got[1].Metrics.PromptTokens <= 0 || got[1].Metrics.CompletionTokens <= 0 || got[1].Cost <= 0 || !got[1].UsageEstimated {
+		t.Errorf("cut stream: prompt %d, completion %d tokens, cost %v, estimated %v; want the prompt and the streamed text charged",
+			got[1].Metrics.PromptTokens, got[1].Metrics.CompletionTokens, got[1].Cost, got[1].UsageEstimated)
+	}
+	if got[0].UsageEstimated || got[0].TokensUsed <= 0 {
+		t.Errorf("complete stream: tokens %d, estimated %v; want the provider's usage", got[0].TokensUsed, got[0].UsageEstimated)
 	}
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/auth"
@@ -82,12 +83,21 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 	return append(st, pipeline.Stage{Name: "route", Wrap: p.route})
 }
 
-// handler serves r: its chain, then the answer in its dialect.
+// handler serves r: its chain, then the answer in its dialect. The
+// exchange's context ends with the request, or with errShutdown when the
+// server's drain time has passed (Abort): its upstream call ends then and
+// the client is told why.
 func (p *Proxy) handler(r *routeSpec) http.HandlerFunc {
 	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{})...)
 	return func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithCancelCause(req.Context())
+		stop := context.AfterFunc(p.stopping, func() { cancel(errShutdown) })
+		defer func() {
+			stop()
+			cancel(nil)
+		}()
 		x := newExchange(req, r.endpoint)
-		resp, err := h(req.Context(), x)
+		resp, err := h(ctx, x)
 		p.write(w, x, resp, err, r.dialect)
 	}
 }

@@ -244,6 +244,9 @@ func (p *Proxy) route(next pipeline.Handler) pipeline.Handler {
 			if wait := plan.Backoff(attempt + 1); wait > 0 {
 				select {
 				case <-ctx.Done():
+					if e := shutdownError(ctx); e != nil {
+						return nil, e
+					}
 					return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", ctx.Err())
 				case <-time.After(wait):
 				}

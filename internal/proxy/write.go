@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
@@ -92,7 +93,10 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Trailer", hCost+", "+hLatency)
+	// Known before the first byte: the time to it, and the estimated
+	// cost; the trailers carry the total latency and the actual cost.
 	h.Set(hLatency, millis(time.Since(x.Start)))
+	h.Set(hCost, usd(p.estimatedCost(x)))
 	w.WriteHeader(resp.Status)
 	sw := sse.NewWriter(w)
 	var err error
@@ -127,6 +131,30 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	_ = s.Close()
 	h.Set(hCost, usd(x.Cost))
 	h.Set(hLatency, millis(time.Since(x.Start)))
+}
+
+// estimatedCost is x's cost as estimated before the call: the limit
+// stage's tokenizer estimate when it ran; else, cheaply, the prompt at a
+// quarter of the body's bytes and the completion at the requested maximum,
+// priced; 0 for a cache hit.
+func (p *Proxy) estimatedCost(x *pipeline.Exchange) float64 {
+	switch {
+	case x.Cache != nil:
+		return 0
+	case x.EstimatedCost > 0:
+		return x.EstimatedCost
+	}
+	var completion int64
+	if c := x.Chat; c != nil {
+		switch {
+		case c.MaxCompletionTokens != nil:
+			completion = int64(*c.MaxCompletionTokens)
+		case c.MaxTokens != nil:
+			completion = int64(*c.MaxTokens)
+		}
+	}
+	u := llm.Usage{PromptTokens: int64(len(x.Body)+3) / 4, CompletionTokens: completion}
+	return p.cost(x.Provider, x.UpstreamModel, "", &u)
 }
 
 func modelOf(x *pipeline.Exchange) string {

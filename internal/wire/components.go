@@ -41,9 +41,11 @@ func Components() []string {
 }
 
 // serve binds the component's port now (so a taken port fails the start)
-// and wraps h with the panic recovery every component has.
+// and wraps h with what every component has: panic recovery and the body
+// read timeout.
 func (s *System) serve(name string, h interface{ Handler() http.Handler }) (*app.Server, error) {
-	srv, err := app.Listen(name, s.Config.Addr(name), app.Recover(h.Handler(), s.Log), s.Config.ShutdownTimeout, s.Log)
+	handler := app.BodyReadTimeout(app.Recover(h.Handler(), s.Log), s.Config.BodyReadTimeout)
+	srv, err := app.Listen(name, s.Config.Addr(name), handler, s.Config.ShutdownTimeout, s.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +126,9 @@ func newProxy(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Past the drain time, streams still running end with an error event
+	// and are recorded as cut, before their connections close.
+	srv.OnDrainTimeout(px.Abort)
 	svc := &app.Service{Server: srv, Background: []app.Component{app.Func{N: "model-refresh", F: px.Run}}}
 	if sc != nil {
 		embedVia = px.Embedder(cfg.Cache.EmbeddingModel)

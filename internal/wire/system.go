@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -398,7 +399,12 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 				log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
 					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
 			},
-			OnSpend: func(keyID string, spent float64) { m.VKeySpend.WithLabelValues(keyID).Set(spent) }})
+			MeterSpend: true})
+		m.VKeySpend.SetSource(func() map[string]float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			return l.Spends(ctx)
+		})
 		s.onClose(l.Settled)
 		return l, nil
 	})
