@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -320,6 +319,10 @@ func startChild(ctx context.Context, name string, env []string) (_ *child, err e
 
 // stop asks the child to exit by closing its stdin, kills it if it has not
 // after 5s, and waits for it. The error says whether it ended cleanly.
+// stopGrace is how long stop waits for a helper to exit on its own before
+// it kills it (and reports so).
+var stopGrace = 5 * time.Second
+
 func (c *child) stop() error {
 	if c.stdin != nil {
 		c.stdin.Close()
@@ -329,10 +332,10 @@ func (c *child) stop() error {
 		select {
 		case <-c.exited:
 			err = c.waitErr
-		case <-time.After(5 * time.Second):
+		case <-time.After(stopGrace):
 			_ = c.cmd.Process.Kill()
 			<-c.exited
-			err = errors.New("killed after 5s")
+			err = fmt.Errorf("killed after %v", stopGrace)
 		}
 		if err != nil {
 			err = fmt.Errorf("the %s: %w: %s", c.name, err, c.stderr.String())

@@ -91,13 +91,16 @@ func TestChildren(t *testing.T) {
 		}
 	}
 
+	// Each helper exits on its own, with status 0, when its stdin closes:
+	// stop reports an error if it had to kill one (or it exited otherwise).
+	// How long that takes is the machine's business (a loaded CI machine
+	// took 4.5 s once), so the grace before the kill is long here; what is
+	// checked is that the helper ends by itself and stops listening.
+	defer func(g time.Duration) { stopGrace = g }(stopGrace)
+	stopGrace = time.Minute
 	for _, c := range append(proxies, proxy, relay, fake, quick) {
-		start := time.Now()
 		if err := c.stop(); err != nil {
 			t.Errorf("stop: %v", err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("the %s took %v to stop", c.name, d)
 		}
 		waitRefused(t, c.url)
 	}
