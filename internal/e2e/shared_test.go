@@ -213,3 +213,38 @@ func (r *relay) cut(down bool) {
 		r.conns = nil
 	}
 }
+
+// TestRevocationWhileRedisIsDown: a key revoked while a proxy cannot reach
+// Redis (so the revocation notice never reaches it) stops working there
+// within two seconds, not after the key cache's TTL (it used to answer
+// 200 for the whole 30 s: 234 requests).
+func TestRevocationWhileRedisIsDown(t *testing.T) {
+	shared := with(sharedStores(t), "ADMIN_API_KEY", adminKey, "SVC_KEY_CACHE_TTL", "1h")
+	opts, err := redis.ParseURL(shared["REDIS_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := newRelay(t, opts.Addr)
+	mgmt := start(t, nil, with(shared, "SERVICE_TYPE", "api-server"))
+	fake := providertest.NewOpenAI(t)
+	proxy := start(t, fake, with(shared, "SERVICE_TYPE", "proxy", "REDIS_URL", "redis://"+relay.addr()+"/0"))
+	key, id := mgmt.newKey(nil)
+	chat := func() int {
+		resp, _ := proxy.post("/v1/chat/completions", key, []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), nil)
+		return resp.StatusCode
+	}
+	if code := chat(); code != 200 {
+		t.Fatalf("before: %d", code)
+	}
+	relay.cut(true)
+	if code := mgmt.admin("POST", "/api/enterprise/vkeys/"+id+"/revoke", nil, nil); code != 200 {
+		t.Fatalf("revoke: %d", code)
+	}
+	start := time.Now()
+	for chat() != http.StatusUnauthorized {
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("the revoked key still works 2s after the revocation with the proxy cut off from Redis")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -57,7 +57,7 @@ func (p *Proxy) write(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 		h.Set(hProvider, x.Provider)
 	}
 	if m := modelOf(x); m != "" {
-		h.Set(hModel, m)
+		h.Set(hModel, headerValue(m))
 	}
 	if err != nil {
 		h.Set(hLatency, millis(time.Since(x.Start)))
@@ -155,6 +155,24 @@ func (p *Proxy) estimatedCost(x *pipeline.Exchange) float64 {
 	}
 	u := llm.Usage{PromptTokens: int64(len(x.Body)+3) / 4, CompletionTokens: completion}
 	return p.cost(x.Provider, x.UpstreamModel, "", &u)
+}
+
+// headerValue makes s, which the caller or a provider chose (a model
+// name), safe as a header value: control bytes become '?', so a NUL or a
+// line break can neither break the answer nor add a header.
+func headerValue(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] < 0x20 || b[j] == 0x7f {
+					b[j] = '?'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 func modelOf(x *pipeline.Exchange) string {
