@@ -99,11 +99,14 @@ type Deps struct {
 type Proxy struct {
 	d      Deps
 	models *modelCache
-	// stopping ends when Abort is called: every exchange still running
-	// ends then (errShutdown).
-	stopping context.Context
-	Abort    context.CancelFunc
+	// running are the exchanges in flight, which Abort ends.
+	running inflight
 }
+
+// Abort ends every exchange still running with a 503 shutting_down (a
+// stream with its error event), for the server to call when its drain
+// time has passed.
+func (p *Proxy) Abort() { p.running.cancelAll(errShutdown) }
 
 // New assembles the proxy.
 func New(d Deps) *Proxy {
@@ -111,7 +114,6 @@ func New(d Deps) *Proxy {
 		d.MaxBodyBytes = 50 << 20
 	}
 	p := &Proxy{d: d}
-	p.stopping, p.Abort = context.WithCancel(context.Background())
 	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)
 	p.models.routing = d.Routing
 	return p

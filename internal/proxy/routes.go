@@ -91,9 +91,9 @@ func (p *Proxy) handler(r *routeSpec) http.HandlerFunc {
 	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{})...)
 	return func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithCancelCause(req.Context())
-		stop := context.AfterFunc(p.stopping, func() { cancel(errShutdown) })
+		remove := p.running.add(cancel)
 		defer func() {
-			stop()
+			remove()
 			cancel(nil)
 		}()
 		x := newExchange(req, r.endpoint)
