@@ -73,7 +73,7 @@ type Counters interface {
 // Cache is the semantic cache of one process.
 type Cache struct {
 	o      Options
-	kv     store.KV
+	kv     Store
 	l1     *lru
 	index  *lazyIndex
 	emb    embed.Embedder
@@ -104,9 +104,9 @@ type liveInfo struct {
 	rawSize int
 }
 
-// New builds a cache over kv. Run must run for the index to follow the
-// entries other replicas write.
-func New(kv store.KV, o Options) (*Cache, error) {
+// New builds a cache over kv, the store shared by the replicas. Run must
+// run for the index to follow the entries other replicas write.
+func New(kv Store, o Options) (*Cache, error) {
 	if o.Threshold <= 0 {
 		o.Threshold = 0.90
 	}

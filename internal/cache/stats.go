@@ -216,14 +216,14 @@ type Stats struct {
 }
 
 // Admin reads the fleet's cache statistics and flushes the cache; the
-// management component uses it (it needs only the KV store).
+// management component uses it (it needs only the shared store).
 type Admin struct {
-	kv  store.KV
+	kv  AdminStore
 	now func() time.Time
 }
 
 // NewAdmin returns the cache's administration over kv.
-func NewAdmin(kv store.KV) *Admin { return &Admin{kv: kv, now: time.Now} }
+func NewAdmin(kv AdminStore) *Admin { return &Admin{kv: kv, now: time.Now} }
 
 // Stats reads the fleet-wide statistics.
 func (a *Admin) Stats(ctx context.Context) (Stats, error) {
