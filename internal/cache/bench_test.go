@@ -80,7 +80,7 @@ func benchMiss(b *testing.B, wait bool) {
 func BenchmarkL3Lookup100k(b *testing.B) {
 	const n = 100_000
 	c := newCache(b, memkv.New(), Options{L1Bytes: 1 << 30, MaxEntries: n + 1000, Threshold: 0.5})
-	r, err := c.prepare(context.Background(), exchange(b, chatBody("seed", ""), alice), directives{read: true, write: true})
+	r, err := c.Lookup(context.Background(), Request{Chat: exchange(b, chatBody("seed", ""), alice).Chat, Scope: c.ScopeOf(alice)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func BenchmarkL3Lookup100k(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	indexMiB, heapMiB := float64(c.index.Bytes())/(1<<20), float64(after.HeapAlloc-before.HeapAlloc)/(1<<20)
-	queries := make([]*request, 64)
+	queries := make([]*Lookup, 64)
 	for i := range queries {
 		q := *r
 		q.key.Query = syntheticQuestion(rng, n+i)
@@ -114,7 +114,7 @@ func BenchmarkL3Lookup100k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c.lookup(context.Background(), queries[i%len(queries)])
+		queries[i%len(queries)].find(context.Background())
 	}
 	b.StopTimer()
 	// Reported after the loop: ResetTimer drops metrics reported before it.

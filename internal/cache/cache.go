@@ -17,6 +17,14 @@
 // KV store fails, the cache degrades to L1 (and to L3 over what its index
 // already holds) and requests never fail because of it.
 //
+// The logic is plain functions on plain values, for every gateway:
+// Cache.Lookup prepares one Request (the chat request, the caller's cache
+// directives, its sharing scope), Lookup.Hit runs the phases, Lookup.Store
+// keeps the Answer the request got upstream (a Collector assembles a
+// streamed one). Cache.Stage is the proxy's thin pipeline wrapper of them;
+// other gateways (MCP tool calls, A2A) call the same core with their own
+// exchange shapes.
+//
 // Sub-packages: embed (embedders), vindex (the vector index), verify (the
 // checks of phase 4), quality (the quality benchmark).
 package cache

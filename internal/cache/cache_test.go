@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store"
@@ -357,12 +359,16 @@ func TestStats(t *testing.T) {
 	do(t, c, u, body, alice)
 	do(t, c, u, body, alice)
 	do(t, c, u, body, alice, HeaderCache, "bypass")
+	do(t, c, u, chatBody("Count me", `,"temperature":1.5`), alice)
 	c.flushStats(context.Background(), "n1")
 	s, err := NewAdmin(kv).Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Hits != 1 || s.Misses != 1 || s.HitsByTier["L1"] != 1 || s.Skipped != 1 || s.TokensSaved != 15 || s.CostSavedUSD != 0.0015 ||
+	if diff := cmp.Diff(map[string]int64{SkipHeader: 1, SkipTemperature: 1}, s.SkippedBy); diff != "" {
+		t.Errorf("skipped by reason (-want +got):\n%s", diff)
+	}
+	if s.Hits != 1 || s.Misses != 1 || s.HitsByTier["L1"] != 1 || s.Skipped != 2 || s.TokensSaved != 15 || s.CostSavedUSD != 0.0015 ||
 		s.Writes != 1 || s.Entries != 1 || s.BytesCompressed == 0 || s.BytesRaw == 0 || s.Replicas < 1 || s.HitRate != 0.5 {
 		b, _ := json.Marshal(s)
 		t.Fatalf("stats %s", b)
