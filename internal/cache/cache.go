@@ -6,8 +6,9 @@
 //  2. L2: the same key in the shared KV store (entries zstd-compressed), so
 //     replicas share hits;
 //  3. L3: the nearest neighbours of the question's embedding among the
-//     entries of the same scope (namespace, tenant, model, conversation so
-//     far, tools, sampling parameters) at cosine similarity ≥ the threshold;
+//     entries of the same scope (namespace, caller or team, model,
+//     conversation so far, tools, sampling parameters) at cosine
+//     similarity ≥ the threshold;
 //  4. verification of an L3 candidate (numbers, negations, quoted strings,
 //     named entities, language must agree) before it is served.
 //
@@ -56,8 +57,11 @@ type Options struct {
 	L1Bytes int64
 	// MaxEntries bounds the entries the vector index follows [50,000].
 	MaxEntries int
-	// SharedNamespaces are namespaces whose entries are shared by every
-	// tenant (all other entries are isolated per tenant).
+	// Sharing says who shares answers: ShareCaller, each caller its own
+	// [the default], or ShareTeam, the callers of one team.
+	Sharing string
+	// SharedNamespaces are namespaces whose entries every caller shares,
+	// whatever Sharing says.
 	SharedNamespaces []string
 	// Embedder embeds questions for L3 [the built-in lexical embedder].
 	Embedder embed.Embedder
@@ -121,6 +125,11 @@ func New(kv Store, o Options) (*Cache, error) {
 	if o.Threshold > 1 {
 		return nil, errors.New("cache: threshold must be at most 1")
 	}
+	sharing, err := checkSharing(o.Sharing)
+	if err != nil {
+		return nil, err
+	}
+	o.Sharing = sharing
 	if o.TTL <= 0 {
 		o.TTL = 24 * time.Hour
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
@@ -100,6 +101,47 @@ func TestTenantIsolationAndSharedNamespaces(t *testing.T) {
 	do(t, c, u, body, alice, HeaderCacheNamespace, "faq")
 	if s := do(t, c, u, body, bob, HeaderCacheNamespace, "faq"); s.tier() != "L1" {
 		t.Fatalf("the shared namespace did not share: %v", s)
+	}
+}
+
+// TestSharing: answers are the caller's own by default, even within a
+// team; ShareTeam shares them among a team's callers but never across
+// teams, nor with callers without a team.
+func TestSharing(t *testing.T) {
+	key := func(id, team string) *identity.Principal {
+		return &identity.Principal{Kind: identity.VirtualKey, ID: id, TeamID: team}
+	}
+	carol, dave, erin := key("key-carol", "t1"), key("key-dave", "t1"), key("key-erin", "t2")
+	user := &identity.Principal{Kind: identity.User, ID: "key-carol", TeamID: "t1"} // the same id, another kind
+	solo := key("key-solo", "")
+	tests := []struct {
+		sharing string
+		second  *identity.Principal
+		want    string // tier of the second request
+	}{
+		{"", carol, "L1"},
+		{"", dave, ""},
+		{"", user, ""},
+		{ShareCaller, dave, ""},
+		{ShareTeam, dave, "L1"},
+		{ShareTeam, erin, ""},
+		{ShareTeam, solo, ""},
+		{ShareTeam, user, "L1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sharing+"/"+tt.second.ID+"/"+tt.second.Kind.String(), func(t *testing.T) {
+			c := newCache(t, memkv.New(), Options{Sharing: tt.sharing})
+			run(t, c)
+			u := &fakeUpstream{}
+			body := chatBody("What's my account balance?", "")
+			do(t, c, u, body, carol)
+			if s := do(t, c, u, body, tt.second); s.tier() != tt.want {
+				t.Errorf("carol's answer for %s with sharing %q: got tier %q, want %q", tt.second.ID, tt.sharing, s.tier(), tt.want)
+			}
+		})
+	}
+	if _, err := New(memkv.New(), Options{Sharing: "everyone"}); err == nil {
+		t.Error("sharing \"everyone\": got no error, want one")
 	}
 }
 
