@@ -20,7 +20,7 @@ func benchHit(b *testing.B, kv store.KV, o Options, tier string) {
 	c := newCache(b, kv, o)
 	run(b, c)
 	u := &fakeUpstream{}
-	body := chatBody("What is the difference between a mutex and a semaphore in operating systems?", "")
+	body := chatBody(benchQuestion, "")
 	do(b, c, u, body, alice)
 	x := exchange(b, body, alice)
 	h := c.Stage()(u.handler)
@@ -37,6 +37,21 @@ func benchHit(b *testing.B, kv store.KV, o Options, tier string) {
 
 // BenchmarkL1Hit: target < 100 µs.
 func BenchmarkL1Hit(b *testing.B) { benchHit(b, memkv.New(), Options{}, "L1") }
+
+// benchQuestion is the question of the hit benchmarks.
+const benchQuestion = "What is the difference between a mutex and a semaphore in operating systems?"
+
+// BenchmarkFreshCheck is the freshness check every request pays, on the
+// question of BenchmarkL1Hit (part of it): it must stay well under it.
+func BenchmarkFreshCheck(b *testing.B) {
+	req := exchange(b, chatBody(benchQuestion, ""), alice).Chat
+	b.ReportAllocs()
+	for b.Loop() {
+		if needsFresh(req) {
+			b.Fatal("flagged as fresh")
+		}
+	}
+}
 
 // BenchmarkL2HitRedis: the L1 off, the entry in real Redis; target < 1 ms.
 func BenchmarkL2HitRedis(b *testing.B) { benchHit(b, storetest.RedisKV(b), Options{L1Bytes: -1}, "L2") }

@@ -201,6 +201,37 @@ func TestHighTemperatureIsNeverCached(t *testing.T) {
 	}
 }
 
+// TestFreshQuestionsAreNeverCached: a question whose answer must be fresh
+// is neither served from the cache nor stored, and the skips are counted;
+// a question about the same words is cached as usual.
+func TestFreshQuestionsAreNeverCached(t *testing.T) {
+	kv := memkv.New()
+	c := newCache(t, kv, Options{})
+	run(t, c)
+	u := &fakeUpstream{}
+	for _, q := range []string{"Pick a random number between 1 and 10.", "Generate a strong password.", "What's today's date?", "What's the weather in Paris today?"} {
+		before := u.calls.Load()
+		first, second := do(t, c, u, chatBody(q, ""), alice), do(t, c, u, chatBody(q, ""), alice)
+		if second.tier() != "" || u.calls.Load() != before+2 || first.x.Header.Get(HeaderCacheHit) != "" {
+			t.Errorf("%q asked twice: second from tier %q, upstream calls %d, x-svc-cache-hit %q; want a miss, 2 calls, no header",
+				q, second.tier(), u.calls.Load()-before, first.x.Header.Get(HeaderCacheHit))
+		}
+	}
+	body := chatBody("Explain how random forests work.", "")
+	do(t, c, u, body, alice)
+	if s := do(t, c, u, body, alice); s.tier() != "L1" {
+		t.Errorf("a question about randomness: got tier %q, want L1", s.tier())
+	}
+	c.flushStats(context.Background(), "n1")
+	st, err := NewAdmin(kv).Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.SkippedBy[SkipFresh]; got != 8 {
+		t.Errorf("skipped as fresh: got %d, want 8", got)
+	}
+}
+
 func TestFailuresAreNotStored(t *testing.T) {
 	c := newCache(t, memkv.New(), Options{})
 	run(t, c)

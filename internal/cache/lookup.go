@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/cache/fresh"
 	"github.com/svc-gateway/svc/internal/cache/verify"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/llm/sse"
@@ -73,6 +74,8 @@ func (c *Cache) Lookup(ctx context.Context, r Request) (*Lookup, error) {
 		return l.skipped(SkipHeader), nil
 	case r.Chat.Temperature != nil && *r.Chat.Temperature > c.o.MaxTemperature:
 		return l.skipped(SkipTemperature), nil
+	case needsFresh(r.Chat):
+		return l.skipped(SkipFresh), nil
 	}
 	scope := r.Scope
 	if scope == "" {
@@ -95,6 +98,15 @@ func (c *Cache) Lookup(ctx context.Context, r Request) (*Lookup, error) {
 		l.includeUsage = true
 	}
 	return l, nil
+}
+
+// needsFresh reports whether the question, the last message when it is a
+// user's text, asks for an answer that must be fresh (package fresh).
+func needsFresh(req *llm.ChatRequest) bool {
+	if len(req.Messages) == 0 {
+		return false
+	}
+	return fresh.Check(queryText(&req.Messages[len(req.Messages)-1])) != fresh.None
 }
 
 // skipped marks l as neither reading nor writing, for reason.

@@ -135,6 +135,9 @@ func TestLookupSkipsAndErrors(t *testing.T) {
 		{"no-cache", Request{Chat: plain, Header: http.Header{HeaderCache: {"no-cache"}}}, false, true, ""},
 		{"no-store", Request{Chat: plain, Header: http.Header{HeaderCache: {"no-store"}}}, true, false, ""},
 		{"temperature", Request{Chat: hot}, false, false, SkipTemperature},
+		{"fresh", Request{Chat: chatRequest(t, chatBody("What time is it?", ""))}, false, false, SkipFresh},
+		{"fresh, with no-store", Request{Chat: chatRequest(t, chatBody("Flip a coin.", "")), Header: http.Header{HeaderCache: {"no-store"}}}, false, false, SkipFresh},
+		{"about randomness", Request{Chat: chatRequest(t, chatBody("Explain how random forests work.", ""))}, true, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -372,3 +372,44 @@ func TestCacheScopedToTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheNeverServesFreshAnswers: a question whose answer must be fresh
+// (a random pick, a new password, the date) goes upstream every time, and
+// the statistics count the skips.
+func TestCacheNeverServesFreshAnswers(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("7"))
+	g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true"})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	ctx := context.Background()
+	questions := []string{"Pick a random number between 1 and 10.", "Generate a strong password for my router.", "What's today's date?"}
+	for _, q := range questions {
+		before := chatPosts(fake)
+		var hr *http.Response
+		for range 2 {
+			if _, err := c.Chat.Completions.New(ctx, ask(q), option.WithResponseInto(&hr)); err != nil {
+				t.Fatal(err)
+			}
+			if hr.Header.Get("x-svc-cache-hit") == "true" {
+				t.Errorf("%q was served from the cache", q)
+			}
+		}
+		if got := chatPosts(fake) - before; got != 2 {
+			t.Errorf("%q asked twice: the upstream received %d calls, want 2", q, got)
+		}
+	}
+	var stats struct {
+		SkippedBy map[string]int64 `json:"skipped_by_reason"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code := g.admin("GET", "/api/metacache/stats", nil, &stats); code != 200 {
+			t.Fatalf("stats: %d", code)
+		}
+		if stats.SkippedBy["fresh"] >= int64(2*len(questions)) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got, want := stats.SkippedBy["fresh"], int64(2*len(questions)); got != want {
+		t.Errorf("skipped_by_reason.fresh: got %d, want %d", got, want)
+	}
+}
