@@ -397,7 +397,7 @@ func TestFlush(t *testing.T) {
 func TestStoreDownDegradesToL1(t *testing.T) {
 	c := newCache(t, brokenKV{memkv.New()}, Options{})
 	u := &fakeUpstream{}
-	body := chatBody("Is the store down?", "")
+	body := chatBody("What does a write-through cache do?", "") // "Is the store down?" asks for a fresh answer
 	if s := do(t, c, u, body, alice); s.err != nil {
 		t.Fatalf("a request failed because the store is down: %v", s)
 	}
