@@ -334,9 +334,19 @@ func TestSemanticHitAndVerification(t *testing.T) {
 	if s := do(t, c, u, chatBody("How do I enable two-factor authentication on GitLab?", ""), alice); s.tier() != "" {
 		t.Errorf("another entity was served the GitHub answer: %s", s.body)
 	}
+	// Another thing asked about in the same request: similarity 1 under
+	// the built-in embedder ("question" and "answer" are request wording
+	// to it), 0.9007 for the second pair.
+	for _, p := range [][2]string{{"How do I delete a question?", "How do I delete an answer?"}, {"go sdk hello 3", "go sdk stream 3"}} {
+		do(t, c, u, chatBody(p[0], ""), alice)
+		if s := do(t, c, u, chatBody(p[1], ""), alice); s.tier() != "" {
+			t.Errorf("%q was served %q's answer: %s", p[1], p[0], s.body)
+		}
+	}
 	c.flushStats(context.Background(), "n1")
-	if st, err := NewAdmin(c.kv).Stats(context.Background()); err != nil || st.Rejected["number"] == 0 {
-		t.Errorf("no verification rejection counted: %+v %v", st.Rejected, err)
+	st, err := NewAdmin(c.kv).Stats(context.Background())
+	if err != nil || st.Rejected["number"] == 0 || st.Rejected["content"] != 2 {
+		t.Errorf("verification rejections: got %+v (%v), want number > 0 and content 2", st.Rejected, err)
 	}
 }
 

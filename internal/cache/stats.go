@@ -35,7 +35,7 @@ const (
 var counterNames = []string{cHitL1, cHitL2, cHitL3, cMisses, cSkipped, cTokens, cCostMicros, cWrites, cWrittenZ, cWrittenRaw, cEvictions}
 
 // rejectReasons are the verification reasons counted by name.
-var rejectReasons = []string{"number", "negation", "quoted", "entity", "language", "antonym", "other"}
+var rejectReasons = []string{"number", "negation", "quoted", "code", "entity", "language", "antonym", "direction", "content", "other"}
 
 // skipReasons are the reasons a request skips the cache, counted by name
 // (the Skip constants).
