@@ -174,3 +174,13 @@ const longPrompt = `Please review the following design document and tell me whet
 The service keeps an in-process LRU keyed by a hash of the canonical request, backed by a shared store, and a
 vector index for near duplicates; entries expire after a day and a flush bumps a generation counter so that every
 replica drops what it holds at once. Concerns raised so far include memory growth, stale answers and tenant isolation.`
+
+// FuzzCheck: any text, of any bytes and length, is read without a panic.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"Pick a random number between 1 and 10.", "what’s today’s date", "1-100", "roll 3d6", longPrompt, "\xe2\x80", "a-1 b-2 c-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		Check(s)
+	})
+}
