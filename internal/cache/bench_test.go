@@ -20,7 +20,7 @@ func benchHit(b *testing.B, kv store.KV, o Options, tier string) {
 	c := newCache(b, kv, o)
 	run(b, c)
 	u := &fakeUpstream{}
-	body := chatBody("What is the difference between a mutex and a semaphore in operating systems?", "")
+	body := chatBody(benchQuestion, "")
 	do(b, c, u, body, alice)
 	x := exchange(b, body, alice)
 	h := c.Stage()(u.handler)
@@ -37,6 +37,21 @@ func benchHit(b *testing.B, kv store.KV, o Options, tier string) {
 
 // BenchmarkL1Hit: target < 100 µs.
 func BenchmarkL1Hit(b *testing.B) { benchHit(b, memkv.New(), Options{}, "L1") }
+
+// benchQuestion is the question of the hit benchmarks.
+const benchQuestion = "What is the difference between a mutex and a semaphore in operating systems?"
+
+// BenchmarkFreshCheck is the freshness check every request pays, on the
+// question of BenchmarkL1Hit (part of it): it must stay well under it.
+func BenchmarkFreshCheck(b *testing.B) {
+	req := exchange(b, chatBody(benchQuestion, ""), alice).Chat
+	b.ReportAllocs()
+	for b.Loop() {
+		if needsFresh(req) {
+			b.Fatal("flagged as fresh")
+		}
+	}
+}
 
 // BenchmarkL2HitRedis: the L1 off, the entry in real Redis; target < 1 ms.
 func BenchmarkL2HitRedis(b *testing.B) { benchHit(b, storetest.RedisKV(b), Options{L1Bytes: -1}, "L2") }
@@ -80,7 +95,7 @@ func benchMiss(b *testing.B, wait bool) {
 func BenchmarkL3Lookup100k(b *testing.B) {
 	const n = 100_000
 	c := newCache(b, memkv.New(), Options{L1Bytes: 1 << 30, MaxEntries: n + 1000, Threshold: 0.5})
-	r, err := c.prepare(context.Background(), exchange(b, chatBody("seed", ""), alice), directives{read: true, write: true})
+	r, err := c.Lookup(context.Background(), Request{Chat: exchange(b, chatBody("seed", ""), alice).Chat, Scope: c.ScopeOf(alice)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +119,7 @@ func BenchmarkL3Lookup100k(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	indexMiB, heapMiB := float64(c.index.Bytes())/(1<<20), float64(after.HeapAlloc-before.HeapAlloc)/(1<<20)
-	queries := make([]*request, 64)
+	queries := make([]*Lookup, 64)
 	for i := range queries {
 		q := *r
 		q.key.Query = syntheticQuestion(rng, n+i)
@@ -114,7 +129,7 @@ func BenchmarkL3Lookup100k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c.lookup(context.Background(), queries[i%len(queries)])
+		queries[i%len(queries)].find(context.Background())
 	}
 	b.StopTimer()
 	// Reported after the loop: ResetTimer drops metrics reported before it.

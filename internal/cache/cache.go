@@ -6,8 +6,9 @@
 //  2. L2: the same key in the shared KV store (entries zstd-compressed), so
 //     replicas share hits;
 //  3. L3: the nearest neighbours of the question's embedding among the
-//     entries of the same scope (namespace, tenant, model, conversation so
-//     far, tools, sampling parameters) at cosine similarity ≥ the threshold;
+//     entries of the same scope (namespace, caller or team, model,
+//     conversation so far, tools, sampling parameters) at cosine
+//     similarity ≥ the threshold;
 //  4. verification of an L3 candidate (numbers, negations, quoted strings,
 //     named entities, language must agree) before it is served.
 //
@@ -16,6 +17,14 @@
 // polled after, so an entry written by one replica is found by all. When the
 // KV store fails, the cache degrades to L1 (and to L3 over what its index
 // already holds) and requests never fail because of it.
+//
+// The logic is plain functions on plain values, for every gateway:
+// Cache.Lookup prepares one Request (the chat request, the caller's cache
+// directives, its sharing scope), Lookup.Hit runs the phases, Lookup.Store
+// keeps the Answer the request got upstream (a Collector assembles a
+// streamed one). Cache.Stage is the proxy's thin pipeline wrapper of them;
+// other gateways (MCP tool calls, A2A) call the same core with their own
+// exchange shapes.
 //
 // Sub-packages: embed (embedders), vindex (the vector index), verify (the
 // checks of phase 4), quality (the quality benchmark).
@@ -48,8 +57,11 @@ type Options struct {
 	L1Bytes int64
 	// MaxEntries bounds the entries the vector index follows [50,000].
 	MaxEntries int
-	// SharedNamespaces are namespaces whose entries are shared by every
-	// tenant (all other entries are isolated per tenant).
+	// Sharing says who shares answers: ShareCaller, each caller its own
+	// [the default], or ShareTeam, the callers of one team.
+	Sharing string
+	// SharedNamespaces are namespaces whose entries every caller shares,
+	// whatever Sharing says.
 	SharedNamespaces []string
 	// Embedder embeds questions for L3 [the built-in lexical embedder].
 	Embedder embed.Embedder
@@ -73,7 +85,7 @@ type Counters interface {
 // Cache is the semantic cache of one process.
 type Cache struct {
 	o      Options
-	kv     store.KV
+	kv     Store
 	l1     *lru
 	index  *lazyIndex
 	emb    embed.Embedder
@@ -104,15 +116,20 @@ type liveInfo struct {
 	rawSize int
 }
 
-// New builds a cache over kv. Run must run for the index to follow the
-// entries other replicas write.
-func New(kv store.KV, o Options) (*Cache, error) {
+// New builds a cache over kv, the store shared by the replicas. Run must
+// run for the index to follow the entries other replicas write.
+func New(kv Store, o Options) (*Cache, error) {
 	if o.Threshold <= 0 {
 		o.Threshold = 0.90
 	}
 	if o.Threshold > 1 {
 		return nil, errors.New("cache: threshold must be at most 1")
 	}
+	sharing, err := checkSharing(o.Sharing)
+	if err != nil {
+		return nil, err
+	}
+	o.Sharing = sharing
 	if o.TTL <= 0 {
 		o.TTL = 24 * time.Hour
 	}

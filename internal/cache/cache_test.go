@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
@@ -101,6 +104,47 @@ func TestTenantIsolationAndSharedNamespaces(t *testing.T) {
 	}
 }
 
+// TestSharing: answers are the caller's own by default, even within a
+// team; ShareTeam shares them among a team's callers but never across
+// teams, nor with callers without a team.
+func TestSharing(t *testing.T) {
+	key := func(id, team string) *identity.Principal {
+		return &identity.Principal{Kind: identity.VirtualKey, ID: id, TeamID: team}
+	}
+	carol, dave, erin := key("key-carol", "t1"), key("key-dave", "t1"), key("key-erin", "t2")
+	user := &identity.Principal{Kind: identity.User, ID: "key-carol", TeamID: "t1"} // the same id, another kind
+	solo := key("key-solo", "")
+	tests := []struct {
+		sharing string
+		second  *identity.Principal
+		want    string // tier of the second request
+	}{
+		{"", carol, "L1"},
+		{"", dave, ""},
+		{"", user, ""},
+		{ShareCaller, dave, ""},
+		{ShareTeam, dave, "L1"},
+		{ShareTeam, erin, ""},
+		{ShareTeam, solo, ""},
+		{ShareTeam, user, "L1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sharing+"/"+tt.second.ID+"/"+tt.second.Kind.String(), func(t *testing.T) {
+			c := newCache(t, memkv.New(), Options{Sharing: tt.sharing})
+			run(t, c)
+			u := &fakeUpstream{}
+			body := chatBody("What's my account balance?", "")
+			do(t, c, u, body, carol)
+			if s := do(t, c, u, body, tt.second); s.tier() != tt.want {
+				t.Errorf("carol's answer for %s with sharing %q: got tier %q, want %q", tt.second.ID, tt.sharing, s.tier(), tt.want)
+			}
+		})
+	}
+	if _, err := New(memkv.New(), Options{Sharing: "everyone"}); err == nil {
+		t.Error("sharing \"everyone\": got no error, want one")
+	}
+}
+
 func TestCacheControlHeaders(t *testing.T) {
 	c := newCache(t, memkv.New(), Options{})
 	run(t, c)
@@ -154,6 +198,37 @@ func TestHighTemperatureIsNeverCached(t *testing.T) {
 	do(t, c, u, body, alice)
 	if s := do(t, c, u, body, alice); s.tier() != "L1" {
 		t.Fatalf("temperature 0.7 (the bound) was not cached: %v", s)
+	}
+}
+
+// TestFreshQuestionsAreNeverCached: a question whose answer must be fresh
+// is neither served from the cache nor stored, and the skips are counted;
+// a question about the same words is cached as usual.
+func TestFreshQuestionsAreNeverCached(t *testing.T) {
+	kv := memkv.New()
+	c := newCache(t, kv, Options{})
+	run(t, c)
+	u := &fakeUpstream{}
+	for _, q := range []string{"Pick a random number between 1 and 10.", "Generate a strong password.", "What's today's date?", "What's the weather in Paris today?"} {
+		before := u.calls.Load()
+		first, second := do(t, c, u, chatBody(q, ""), alice), do(t, c, u, chatBody(q, ""), alice)
+		if second.tier() != "" || u.calls.Load() != before+2 || first.x.Header.Get(HeaderCacheHit) != "" {
+			t.Errorf("%q asked twice: second from tier %q, upstream calls %d, x-svc-cache-hit %q; want a miss, 2 calls, no header",
+				q, second.tier(), u.calls.Load()-before, first.x.Header.Get(HeaderCacheHit))
+		}
+	}
+	body := chatBody("Explain how random forests work.", "")
+	do(t, c, u, body, alice)
+	if s := do(t, c, u, body, alice); s.tier() != "L1" {
+		t.Errorf("a question about randomness: got tier %q, want L1", s.tier())
+	}
+	c.flushStats(context.Background(), "n1")
+	st, err := NewAdmin(kv).Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.SkippedBy[SkipFresh]; got != 8 {
+		t.Errorf("skipped as fresh: got %d, want 8", got)
 	}
 }
 
@@ -259,9 +334,19 @@ func TestSemanticHitAndVerification(t *testing.T) {
 	if s := do(t, c, u, chatBody("How do I enable two-factor authentication on GitLab?", ""), alice); s.tier() != "" {
 		t.Errorf("another entity was served the GitHub answer: %s", s.body)
 	}
+	// Another thing asked about in the same request: similarity 1 under
+	// the built-in embedder ("question" and "answer" are request wording
+	// to it), 0.9007 for the second pair.
+	for _, p := range [][2]string{{"How do I delete a question?", "How do I delete an answer?"}, {"go sdk hello 3", "go sdk stream 3"}} {
+		do(t, c, u, chatBody(p[0], ""), alice)
+		if s := do(t, c, u, chatBody(p[1], ""), alice); s.tier() != "" {
+			t.Errorf("%q was served %q's answer: %s", p[1], p[0], s.body)
+		}
+	}
 	c.flushStats(context.Background(), "n1")
-	if st, err := NewAdmin(c.kv).Stats(context.Background()); err != nil || st.Rejected["number"] == 0 {
-		t.Errorf("no verification rejection counted: %+v %v", st.Rejected, err)
+	st, err := NewAdmin(c.kv).Stats(context.Background())
+	if err != nil || st.Rejected["number"] == 0 || st.Rejected["content"] != 2 {
+		t.Errorf("verification rejections: got %+v (%v), want number > 0 and content 2", st.Rejected, err)
 	}
 }
 
@@ -322,7 +407,7 @@ func TestFlush(t *testing.T) {
 func TestStoreDownDegradesToL1(t *testing.T) {
 	c := newCache(t, brokenKV{memkv.New()}, Options{})
 	u := &fakeUpstream{}
-	body := chatBody("Is the store down?", "")
+	body := chatBody("What does a write-through cache do?", "") // "Is the store down?" asks for a fresh answer
 	if s := do(t, c, u, body, alice); s.err != nil {
 		t.Fatalf("a request failed because the store is down: %v", s)
 	}
@@ -357,12 +442,16 @@ func TestStats(t *testing.T) {
 	do(t, c, u, body, alice)
 	do(t, c, u, body, alice)
 	do(t, c, u, body, alice, HeaderCache, "bypass")
+	do(t, c, u, chatBody("Count me", `,"temperature":1.5`), alice)
 	c.flushStats(context.Background(), "n1")
 	s, err := NewAdmin(kv).Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Hits != 1 || s.Misses != 1 || s.HitsByTier["L1"] != 1 || s.Skipped != 1 || s.TokensSaved != 15 || s.CostSavedUSD != 0.0015 ||
+	if diff := cmp.Diff(map[string]int64{SkipHeader: 1, SkipTemperature: 1}, s.SkippedBy); diff != "" {
+		t.Errorf("skipped by reason (-want +got):\n%s", diff)
+	}
+	if s.Hits != 1 || s.Misses != 1 || s.HitsByTier["L1"] != 1 || s.Skipped != 2 || s.TokensSaved != 15 || s.CostSavedUSD != 0.0015 ||
 		s.Writes != 1 || s.Entries != 1 || s.BytesCompressed == 0 || s.BytesRaw == 0 || s.Replicas < 1 || s.HitRate != 0.5 {
 		b, _ := json.Marshal(s)
 		t.Fatalf("stats %s", b)

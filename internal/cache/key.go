@@ -22,12 +22,12 @@ var ignoredExtra = map[string]bool{
 }
 
 // scopeInput is everything that must be equal for two requests to share an
-// answer, except the last message: the partition, the model, the
+// answer, except the last message: the partition and who shares it, the model, the
 // conversation before the question, the tools and the sampling parameters.
 type scopeInput struct {
 	V                int                        `json:"v"`
 	Namespace        string                     `json:"ns"`
-	Tenant           string                     `json:"tenant"`
+	Sharing          string                     `json:"tenant"` // Request.Scope, or "*" in a shared namespace
 	Model            string                     `json:"model"`
 	History          []llm.Message              `json:"history"`
 	Tools            []llm.Tool                 `json:"tools,omitempty"`
@@ -58,12 +58,13 @@ type lookupKey struct {
 	Query string
 }
 
-// makeKey computes the key of req in namespace ns for tenant. The encoding
+// makeKey computes the key of req in namespace ns for the callers of
+// sharing (Request.Scope). The encoding
 // is JSON with struct fields in declaration order and map keys sorted, raw
 // JSON compacted: the same request always gives the same key.
-func makeKey(req *llm.ChatRequest, ns, tenant string) (lookupKey, error) {
+func makeKey(req *llm.ChatRequest, ns, sharing string) (lookupKey, error) {
 	in := scopeInput{
-		V: keyVersion, Namespace: ns, Tenant: tenant, Model: req.Model,
+		V: keyVersion, Namespace: ns, Sharing: sharing, Model: req.Model,
 		Tools: req.Tools, ToolChoice: compact(req.ToolChoice), ResponseFormat: compact(req.ResponseFormat),
 		Temperature: req.Temperature, TopP: req.TopP, MaxTokens: req.MaxTokens, MaxCompletion: req.MaxCompletionTokens,
 		N: req.N, Stop: req.Stop, Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,13 +28,18 @@ const (
 	cWrittenRaw = "written_bytes_raw"
 	cEvictions  = "evictions"
 	cRejected   = "rejected:" // + verification reason
+	cSkippedBy  = "skipped:"  // + skip reason
 )
 
 // counterNames are the counters read back by Stats, rejections aside.
 var counterNames = []string{cHitL1, cHitL2, cHitL3, cMisses, cSkipped, cTokens, cCostMicros, cWrites, cWrittenZ, cWrittenRaw, cEvictions}
 
 // rejectReasons are the verification reasons counted by name.
-var rejectReasons = []string{"number", "negation", "quoted", "entity", "language", "antonym", "other"}
+var rejectReasons = []string{"number", "negation", "quoted", "code", "entity", "language", "antonym", "direction", "content", "other"}
+
+// skipReasons are the reasons a request skips the cache, counted by name
+// (the Skip constants).
+var skipReasons = [...]string{SkipHeader, SkipTemperature, SkipFresh, SkipDoNotStore}
 
 // stats are this replica's counters since they were last added to the
 // fleet-wide ones.
@@ -41,6 +47,7 @@ type stats struct {
 	hitsL1, hitsL2, hitsL3, misses, skipped atomic.Int64
 	tokens, costMicros                      atomic.Int64
 	writes, writtenZ, writtenRaw, evictions atomic.Int64
+	skips                                   [len(skipReasons)]atomic.Int64 // by skipReasons' index
 
 	mu      sync.Mutex
 	rejects map[string]int64
@@ -59,6 +66,25 @@ func (s *stats) hit(tier string, tokens int64, cost float64) {
 	}
 	s.tokens.Add(tokens)
 	s.costMicros.Add(int64(math.Round(cost * 1e6)))
+}
+
+// skipped counts a request that skipped the cache for reason (a Skip
+// constant).
+func (s *stats) skip(reason string) {
+	s.skipped.Add(1)
+	if i := skipIndex(reason); i >= 0 {
+		s.skips[i].Add(1)
+	}
+}
+
+// skipIndex is the index of reason in skipReasons, or -1.
+func skipIndex(reason string) int {
+	for i, r := range skipReasons {
+		if r == reason {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *stats) wrote(z, raw int) {
@@ -90,6 +116,9 @@ func (s *stats) take() map[string]int64 {
 		cTokens: s.tokens.Swap(0), cCostMicros: s.costMicros.Swap(0),
 		cWrites: s.writes.Swap(0), cWrittenZ: s.writtenZ.Swap(0), cWrittenRaw: s.writtenRaw.Swap(0),
 		cEvictions: s.evictions.Swap(0),
+	}
+	for i, r := range skipReasons {
+		out[cSkippedBy+r] = s.skips[i].Swap(0)
 	}
 	s.mu.Lock()
 	for r, n := range s.rejects {
@@ -127,8 +156,14 @@ func (s *stats) giveBack(m map[string]int64) {
 		case cEvictions:
 			s.evictions.Add(n)
 		default:
+			if reason, ok := strings.CutPrefix(name, cSkippedBy); ok {
+				if i := skipIndex(reason); i >= 0 {
+					s.skips[i].Add(n)
+				}
+				continue
+			}
 			s.mu.Lock()
-			s.rejects[name[len(cRejected):]] += n
+			s.rejects[strings.TrimPrefix(name, cRejected)] += n
 			s.mu.Unlock()
 		}
 	}
@@ -197,6 +232,7 @@ type Stats struct {
 	HitsByTier   map[string]int64 `json:"hits_by_tier"`
 	Rejected     map[string]int64 `json:"verification_rejections"` // L3 candidates refused, by reason
 	Skipped      int64            `json:"skipped"`                 // requests that bypassed the cache
+	SkippedBy    map[string]int64 `json:"skipped_by_reason"`       // and why: header, temperature, fresh, do_not_store
 	TokensSaved  int64            `json:"tokens_saved"`
 	CostSavedUSD float64          `json:"cost_saved_usd"`
 	Writes       int64            `json:"writes"`
@@ -216,18 +252,18 @@ type Stats struct {
 }
 
 // Admin reads the fleet's cache statistics and flushes the cache; the
-// management component uses it (it needs only the KV store).
+// management component uses it (it needs only the shared store).
 type Admin struct {
-	kv  store.KV
+	kv  AdminStore
 	now func() time.Time
 }
 
 // NewAdmin returns the cache's administration over kv.
-func NewAdmin(kv store.KV) *Admin { return &Admin{kv: kv, now: time.Now} }
+func NewAdmin(kv AdminStore) *Admin { return &Admin{kv: kv, now: time.Now} }
 
 // Stats reads the fleet-wide statistics.
 func (a *Admin) Stats(ctx context.Context) (Stats, error) {
-	s := Stats{HitsByTier: map[string]int64{}, Rejected: map[string]int64{}}
+	s := Stats{HitsByTier: map[string]int64{}, Rejected: map[string]int64{}, SkippedBy: map[string]int64{}}
 	read := func(name string) (int64, error) {
 		b, err := a.kv.Get(ctx, statsPrefix+name)
 		if err == store.ErrNotFound {
@@ -253,6 +289,15 @@ func (a *Admin) Stats(ctx context.Context) (Stats, error) {
 		}
 		if v > 0 {
 			s.Rejected[r] = v
+		}
+	}
+	for _, r := range skipReasons {
+		v, err := read(cSkippedBy + r)
+		if err != nil {
+			return s, err
+		}
+		if v > 0 {
+			s.SkippedBy[r] = v
 		}
 	}
 	s.HitsByTier["L1"], s.HitsByTier["L2"], s.HitsByTier["L3"] = vals[cHitL1], vals[cHitL2], vals[cHitL3]

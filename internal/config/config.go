@@ -109,7 +109,8 @@ type CacheSettings struct {
 	L1Bytes          int64         // SEMANTIC_CACHE_L1_BYTES: in-process tier bound (64 MiB; 0 disables)
 	MaxEntries       int           // SEMANTIC_CACHE_MAX_ENTRIES: entries each replica's index follows (50000)
 	EmbeddingModel   string        // SEMANTIC_CACHE_EMBEDDING_MODEL: provider/model for embeddings ("" = built-in)
-	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every tenant
+	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every caller
+	Scope            string        // SEMANTIC_CACHE_SCOPE: who shares answers, "caller" (default) or "team"
 }
 
 // AWSSettings are the standard AWS credential settings.
@@ -313,6 +314,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		MaxEntries:       p.intRange("SEMANTIC_CACHE_MAX_ENTRIES", 50_000, 100, 10_000_000),
 		EmbeddingModel:   p.str("SEMANTIC_CACHE_EMBEDDING_MODEL", ""),
 		SharedNamespaces: p.list("SEMANTIC_CACHE_SHARED_NAMESPACES"),
+		Scope:            p.oneOf("SEMANTIC_CACHE_SCOPE", "caller", "caller", "team"),
 	}
 	if c.Cache.TTL > 7*24*time.Hour {
 		p.bad("SEMANTIC_CACHE_TTL", "must be at most 168h (the longest an entry is followed)")

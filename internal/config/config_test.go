@@ -177,3 +177,22 @@ func TestUnknownFileSettingsRefused(t *testing.T) {
 		t.Errorf("a provider setting was refused: %v", err)
 	}
 }
+
+func TestCacheScope(t *testing.T) {
+	for _, tt := range []struct{ value, want string }{{"", "caller"}, {"caller", "caller"}, {"Team", "team"}} {
+		m := Map{}
+		if tt.value != "" {
+			m["SEMANTIC_CACHE_SCOPE"] = tt.value
+		}
+		c, err := FromSource(m, built)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Cache.Scope != tt.want {
+			t.Errorf("SEMANTIC_CACHE_SCOPE=%q: got %q, want %q", tt.value, c.Cache.Scope, tt.want)
+		}
+	}
+	if _, err := FromSource(Map{"SEMANTIC_CACHE_SCOPE": "everyone"}, built); err == nil || !strings.Contains(err.Error(), "SEMANTIC_CACHE_SCOPE:") {
+		t.Errorf("SEMANTIC_CACHE_SCOPE=everyone: got %v, want an error naming it", err)
+	}
+}

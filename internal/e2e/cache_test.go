@@ -321,3 +321,95 @@ func TestCacheWithProviderEmbedder(t *testing.T) {
 		t.Error("the cache's embedding call is not in the audit log")
 	}
 }
+
+// TestCacheScopedToTheCaller: two keys of one team do not share cached
+// answers by default ("What's my account balance?" is the asker's own);
+// with SEMANTIC_CACHE_SCOPE=team they do, and a key of another team still
+// does not.
+func TestCacheScopedToTheCaller(t *testing.T) {
+	for _, tt := range []struct {
+		scope    string
+		teammate bool // the teammate is served the first key's answer
+	}{
+		{scope: "", teammate: false},
+		{scope: "caller", teammate: false},
+		{scope: "team", teammate: true},
+	} {
+		t.Run("scope="+tt.scope, func(t *testing.T) {
+			fake := providertest.NewOpenAI(t, providertest.WithReply("Your balance is $1,024.17."))
+			g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true", "SEMANTIC_CACHE_SCOPE": tt.scope})
+			first, _ := g.newKey(map[string]any{"team_id": "finance"})
+			teammate, _ := g.newKey(map[string]any{"team_id": "finance"})
+			other, _ := g.newKey(map[string]any{"team_id": "sales"})
+			ctx := context.Background()
+			q := ask("What's my account balance?")
+			cf := g.client(first)
+			if _, err := cf.Chat.Completions.New(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			var hr *http.Response
+			if _, err := cf.Chat.Completions.New(ctx, q, option.WithResponseInto(&hr)); err != nil {
+				t.Fatal(err)
+			}
+			if hr.Header.Get("x-svc-cache-hit") != "true" {
+				t.Fatalf("the same key's repeat: x-svc-cache-hit %q, want true", hr.Header.Get("x-svc-cache-hit"))
+			}
+			for _, c := range []struct {
+				name, key string
+				want      bool
+			}{{"a key of the same team", teammate, tt.teammate}, {"a key of another team", other, false}} {
+				before := chatPosts(fake)
+				cl := g.client(c.key)
+				if _, err := cl.Chat.Completions.New(ctx, q, option.WithResponseInto(&hr)); err != nil {
+					t.Fatal(err)
+				}
+				hit := hr.Header.Get("x-svc-cache-hit") == "true"
+				if hit != c.want || (chatPosts(fake) == before) != c.want {
+					t.Errorf("%s with SEMANTIC_CACHE_SCOPE=%q: served from the cache %v (upstream calls %d), want %v",
+						c.name, tt.scope, hit, chatPosts(fake)-before, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCacheNeverServesFreshAnswers: a question whose answer must be fresh
+// (a random pick, a new password, the date) goes upstream every time, and
+// the statistics count the skips.
+func TestCacheNeverServesFreshAnswers(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("7"))
+	g := start(t, fake, map[string]string{"SEMANTIC_CACHE_ENABLED": "true"})
+	key, _ := g.newKey(nil)
+	c := g.client(key)
+	ctx := context.Background()
+	questions := []string{"Pick a random number between 1 and 10.", "Generate a strong password for my router.", "What's today's date?"}
+	for _, q := range questions {
+		before := chatPosts(fake)
+		var hr *http.Response
+		for range 2 {
+			if _, err := c.Chat.Completions.New(ctx, ask(q), option.WithResponseInto(&hr)); err != nil {
+				t.Fatal(err)
+			}
+			if hr.Header.Get("x-svc-cache-hit") == "true" {
+				t.Errorf("%q was served from the cache", q)
+			}
+		}
+		if got := chatPosts(fake) - before; got != 2 {
+			t.Errorf("%q asked twice: the upstream received %d calls, want 2", q, got)
+		}
+	}
+	var stats struct {
+		SkippedBy map[string]int64 `json:"skipped_by_reason"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code := g.admin("GET", "/api/metacache/stats", nil, &stats); code != 200 {
+			t.Fatalf("stats: %d", code)
+		}
+		if stats.SkippedBy["fresh"] >= int64(2*len(questions)) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got, want := stats.SkippedBy["fresh"], int64(2*len(questions)); got != want {
+		t.Errorf("skipped_by_reason.fresh: got %d, want %d", got, want)
+	}
+}

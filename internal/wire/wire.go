@@ -160,7 +160,7 @@ func semanticCache(s config.CacheSettings, kv store.KV, m *metrics.Metrics, log 
 	}
 	o := cache.Options{
 		Threshold: s.Threshold, TTL: s.TTL, MaxTemperature: s.MaxTemperature, L1Bytes: l1,
-		MaxEntries: s.MaxEntries, SharedNamespaces: s.SharedNamespaces, Metrics: m, Log: log,
+		MaxEntries: s.MaxEntries, SharedNamespaces: s.SharedNamespaces, Sharing: s.Scope, Metrics: m, Log: log,
 	}
 	if s.EmbeddingModel != "" {
 		o.Embedder = embed.Memo(embed.Batch(embed.Func("provider:"+s.EmbeddingModel, 0, viaProxy), 64, 2*time.Millisecond), 10_000)

@@ -1,7 +1,8 @@
 // Package embed owns the text embedders of the semantic cache: the Embedder
 // interface, Local (a built-in lexical embedder that needs no network and no
 // model download), and wrappers that add a bounded memo (Memo), request
-// batching (Batch) and vector normalisation (Func) to any embedder.
+// batching (Batch) and vector normalisation (Func) to any embedder; and Fold,
+// Local's folding of one word, which the cache's verification shares.
 //
 // Local maps a text to a unit-length vector of LocalDim signed, hashed
 // features. A text is lower-cased and split into words; question scaffolding

@@ -25,6 +25,7 @@ var lexiconGz []byte
 type lexEntry struct {
 	canon string // the word its first sense folds to; the word itself if none
 	class uint8  // frequency class of canon: 0 is rare or untagged
+	pos   byte   // part of speech of that sense: 'n', 'v', 'a' or 'r'
 }
 
 // lexiconData is the decoded lexicon.
@@ -199,7 +200,7 @@ func parseLexicon(gz []byte) (map[string]lexEntry, []string) {
 		if canon == "" {
 			canon = word
 		}
-		m[word] = lexEntry{canon: canon, class: hexDigit(rest[t2+1])}
+		m[word] = lexEntry{canon: canon, class: hexDigit(rest[t2+1]), pos: rest[t2+2]}
 		list = append(list, word)
 	}
 	return m, list

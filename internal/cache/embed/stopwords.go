@@ -8,7 +8,10 @@ import "strings"
 // which says nothing of what is asked. Negations (not, no, never) stay, and
 // so do words that oppose each other (with/without, before/after, on/off,
 // more/less), but for the commonest, with and on.
-var stopWords = wordSet(`
+var stopWords = wordSet(englishStopWords + otherStopWords)
+
+// englishStopWords are the English stop words.
+const englishStopWords = `
 	a about again all also am an and any anyone anything are aren as at be
 	because been being between both but by can cannot could couldn did didn
 	do does doesn doing don during each either else etc even ever every for
@@ -34,11 +37,13 @@ var stopWords = wordSet(`
 	vs versus reason reasons cause causes
 	dont doesnt didnt cant isnt arent wasnt werent wont shouldnt couldnt
 	wouldnt havent hasnt hadnt mustnt neednt aint
-	` +
-	// The commonest function words of Spanish, French, German, Italian and
-	// Portuguese, less those that are English content words (son, hay, pour,
-	// par, den, dove, come, die) or technical terms (os, dos, mit).
 	`
+
+// otherStopWords are the commonest function words of Spanish, French,
+// German, Italian and Portuguese, less those that are English content words
+// (son, hay, pour, par, den, dove, come, die) or technical terms (os, dos,
+// mit).
+const otherStopWords = `
 	el los las una unos unas del que qué cuál cuáles cómo como dónde cuándo
 	es está están ser en por para con mi mis tu tus su sus se lo le les al
 	y o puedo puedes muy más
@@ -52,7 +57,10 @@ var stopWords = wordSet(`
 	sono per con mio mia tuo tua posso
 	um uma do da das é são em na nos nas meu minha seu sua pode qual quais
 	onde porque
-	`)
+	`
+
+// englishStops are the English stop words, for IsStopWord.
+var englishStops = wordSet(englishStopWords)
 
 // negation is the word a contraction ending in n't stands for.
 const negation = "not"

@@ -1,6 +1,7 @@
 // Package quality owns the semantic cache's quality benchmark: a labelled
 // set of prompt pairs (testdata/pairs.jsonl: paraphrases that must hit,
-// near-duplicates that must not) and the harness that measures, for an
+// near-duplicates that must not; testdata/heldout.jsonl: pairs never tuned
+// on, whose figures only are reported) and the harness that measures, for an
 // embedder and a similarity threshold, with and without verification, how
 // often the cache would serve a paraphrase (hit rate) and how often it would
 // serve the wrong answer (false-hit rate).

@@ -11,8 +11,12 @@ import (
 	"github.com/svc-gateway/svc/internal/cache/embed"
 )
 
-// pairsFile is the labelled dataset.
-const pairsFile = "testdata/pairs.jsonl"
+// pairsFile is the labelled dataset the embedder and verification were
+// tuned on; heldOutFile the pairs they never were (see testdata/README.md).
+const (
+	pairsFile   = "testdata/pairs.jsonl"
+	heldOutFile = "testdata/heldout.jsonl"
+)
 
 // The cache's targets for the built-in embedder with verification, at the
 // default threshold.
@@ -31,9 +35,11 @@ var verifiedKinds = map[string]bool{
 // The built-in embedder is one the harness can run.
 var _ Embedder = (*embed.Local)(nil)
 
-func loadPairs(t *testing.T) []Pair {
+func loadPairs(t *testing.T) []Pair { return loadFile(t, pairsFile) }
+
+func loadFile(t *testing.T, path string) []Pair {
 	t.Helper()
-	pairs, err := Load(pairsFile)
+	pairs, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +75,38 @@ func TestDataset(t *testing.T) {
 	}
 	if n := count["kind:different"]; n < 30 {
 		t.Errorf("got %d pairs of kind %q, want at least 30", n, "different")
+	}
+	for _, p := range loadFile(t, heldOutFile) {
+		if seen[[2]string{p.A, p.B}] {
+			t.Errorf("held-out pair also in %s: %q | %q", pairsFile, p.A, p.B)
+		}
+		if (p.Kind == "paraphrase") != (p.Label == LabelHit) {
+			t.Errorf("held-out pair %q | %q: kind %q with label %q", p.A, p.B, p.Kind, p.Label)
+		}
+	}
+}
+
+// TestHeldOut measures the built-in embedder with verification, at the
+// default threshold, on pairs never tuned on, and on the whole set. It logs
+// the figures only, never the pairs decided wrongly: reading them would be
+// tuning on them.
+func TestHeldOut(t *testing.T) {
+	held, tuned := loadFile(t, heldOutFile), loadPairs(t)
+	e := embed.NewLocal()
+	for _, set := range []struct {
+		name  string
+		pairs []Pair
+	}{{"held out", held}, {"whole set", append(slices.Clip(tuned), held...)}} {
+		sims, err := Similarities(context.Background(), e, set.pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Evaluate(set.pairs, sims, defaultThreshold, true)
+		r.Embedder = e.Name()
+		t.Logf("%s (%d pairs):\n%s", set.name, len(set.pairs), r.Summary())
+		if set.name == "held out" && r.FalseHitRate > 0.05 {
+			t.Errorf("held out: false-hit rate %.1f%%, want ≤ 5%%", 100*r.FalseHitRate)
+		}
 	}
 }
 
@@ -110,8 +148,11 @@ func sweepThresholds() []float64 {
 
 // TestVerificationAlone measures verification apart from any embedder, as if
 // every pair were similar enough: it must refuse at least 99% of the
-// must-not pairs of the kinds it is meant to catch and accept at least 95%
-// of the paraphrases.
+// must-not pairs of the kinds it is meant to catch, at least 85% of the
+// content-noun swaps (a lexical check cannot tell "parcel" for "package"
+// from "post" for "comment": the figure is the price of the 14% of
+// paraphrases the check would refuse at its strictest, see content.go),
+// and accept at least 93% of the paraphrases.
 func TestVerificationAlone(t *testing.T) {
 	pairs := loadPairs(t)
 	oracle := make([]float64, len(pairs))
@@ -142,7 +183,10 @@ func TestVerificationAlone(t *testing.T) {
 	if got := ratio(caught, catchable); got < 0.99 {
 		t.Errorf("verification refused %.1f%% of the number/negation/entity/language/quoted/antonym pairs, want ≥ 99%%", 100*got)
 	}
-	if got := r.ParaphraseHitRate; got < 0.95 {
-		t.Errorf("verification accepted %.1f%% of the paraphrases, want ≥ 95%%", 100*got)
+	if s := r.PerKind["content"]; ratio(s.Rejected, s.Pairs) < 0.85 {
+		t.Errorf("verification refused %.1f%% of the content-noun swaps, want ≥ 85%%", pct(s.Rejected, s.Pairs))
+	}
+	if got := r.ParaphraseHitRate; got < 0.93 {
+		t.Errorf("verification accepted %.1f%% of the paraphrases, want ≥ 93%%", 100*got)
 	}
 }

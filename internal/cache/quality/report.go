@@ -51,9 +51,20 @@ type Example struct {
 // maxExamples is how many misses and false hits String shows.
 const maxExamples = 15
 
-// String renders the report as a table: per kind, the pairs, and the share
-// served without and with verification.
+// String renders the report as Summary does, then the first misses and
+// false hits.
 func (r Report) String() string {
+	var b strings.Builder
+	b.WriteString(r.Summary())
+	examples(&b, "false hits", r.FalseHits)
+	examples(&b, "missed paraphrases", r.Misses)
+	return b.String()
+}
+
+// Summary renders the report as a table: per kind, the pairs, and the share
+// served without and with verification; then the headline rates. It names
+// no pair, so it may be shown for a held-out set.
+func (r Report) Summary() string {
 	var b strings.Builder
 	mode := "off"
 	if r.Verify {
@@ -79,8 +90,6 @@ func (r Report) String() string {
 	}
 	fmt.Fprintf(&b, "paraphrase hit rate: %.1f%% raw, %.1f%% verified\n", 100*r.RawParaphraseHitRate, 100*r.VerifiedParaphraseHitRate)
 	fmt.Fprintf(&b, "false-hit rate:      %.1f%% raw, %.1f%% verified\n", 100*r.RawFalseHitRate, 100*r.VerifiedFalseHitRate)
-	examples(&b, "false hits", r.FalseHits)
-	examples(&b, "missed paraphrases", r.Misses)
 	return b.String()
 }
 

@@ -8,7 +8,7 @@ import (
 // Agree reports whether a query and a cached prompt, known by their
 // features, may share an answer. When they may not, reason names the first
 // check that failed: "language", "quoted", "code", "number", "negation",
-// "entity", "antonym" or "direction"; it is "" when they agree.
+// "entity", "antonym", "direction" or "content"; it is "" when they agree.
 func Agree(query, cached Features) (ok bool, reason string) {
 	switch {
 	case query.Lang != "" && cached.Lang != "" && query.Lang != cached.Lang:
@@ -27,6 +27,8 @@ func Agree(query, cached Features) (ok bool, reason string) {
 		return false, "antonym"
 	case !rolesAgree(query.Roles, cached.Roles):
 		return false, "direction"
+	case !contentAgree(query, cached):
+		return false, "content"
 	}
 	return true, ""
 }
@@ -159,4 +161,4 @@ func polesOf(poles []string, g string) []string {
 // give other Features for the same text, so that a store of Features can
 // tell stale ones and extract them again rather than compare them with new
 // ones.
-const Version = 1
+const Version = 2

@@ -50,6 +50,12 @@ type Features struct {
 	// Lang is the prompt's language, an ISO 639-1 code, or "" when the text
 	// is too short or too mixed to tell.
 	Lang string `json:"lang,omitempty"`
+	// Content holds the content nouns, as keys of embed.Fold, and Rest the
+	// keys of the other words that carry meaning (verbs, adjectives): two
+	// prompts that each name a thing the other does not, their Rest the
+	// same, ask about different things (see content.go).
+	Content []string `json:"content,omitempty"`
+	Rest    []string `json:"rest,omitempty"`
 }
 
 // Extract computes the features of text.
@@ -88,6 +94,7 @@ type extractor struct {
 
 	prevHeadsTwo bool // the previous word may start a two-word antonym marker
 	dir          direction
+	np           bool // the next word is in a noun phrase (after a determiner)
 }
 
 // scan splits text into whitespace-separated chunks and classifies each.
@@ -204,8 +211,9 @@ func (x *extractor) classify(c string, initial bool) {
 		x.f.Words = append(x.f.Words, key)
 		x.ents = append(x.ents, entityCandidate{key: key})
 	case strings.Contains(c, "-") && hasLetter && !camel:
-		if allCapitalised(c) { // Wi-Fi, X-Ray, Coca-Cola: one name
-			x.word(strings.ReplaceAll(c, "-", ""), initial)
+		joined := strings.ReplaceAll(c, "-", "")
+		if allCapitalised(c) || lexicon[toLower(joined)] != nil { // Wi-Fi, Coca-Cola: one name; lower-case: one word
+			x.word(joined, initial)
 			return
 		}
 		for i, part := range strings.Split(c, "-") {
@@ -323,8 +331,10 @@ func (x *extractor) word(w string, initial bool) {
 	if x.numberWord(lower, lex) {
 		x.prev = lower
 		x.dir = direction{}
+		x.np = true // "two files"
 		return
 	}
+	x.content(lower, lex, initial)
 	first, _ := utf8.DecodeRuneInString(w)
 	capital := unicode.IsUpper(first) && !initial && lower != "i"
 	if capital && x.capPrev >= 0 {
@@ -410,6 +420,8 @@ func (x *extractor) finish() Features {
 	}
 	f.Poles = sortedSet(f.Poles)
 	f.Roles = sortedSet(f.Roles)
+	f.Content = sortedContent(f.Content)
+	f.Rest = sortedContent(f.Rest)
 	return f
 }
 

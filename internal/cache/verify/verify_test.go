@@ -218,9 +218,44 @@ func TestExtract(t *testing.T) {
 		Poles:     []string{"push:a"},
 		Roles:     []string{"from:commit", "to:main"},
 		Lang:      "en",
+		Content:   []string{"github", "york"},
+		Rest:      []string{"commit", "main", "new", "push:a"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Extract: (-want +got):\n%s", diff)
+	}
+}
+
+// TestContent: prompts that each name a thing the other does not are
+// refused; a thing named on one side only, synonyms the embedder folds,
+// inflections, typos and the wording of a request are not a difference.
+func TestContent(t *testing.T) {
+	tests := []struct {
+		cached, query string
+		want          bool
+	}{
+		{"delete a question", "delete an answer", false},
+		{"go sdk hello 3", "go sdk stream 3", false},
+		{"How do I delete a comment on Reddit?", "How do I delete a post on Reddit?", false},
+		{"How do I freeze a row in Excel?", "How do I freeze a column in Excel?", false},
+		{"Give me an example of irony.", "Give me a definition of irony.", false},
+
+		{"How do I install a package with pip?", "How to install a Python package using pip", true},
+		{"How do I delete a question?", "How can I remove my questions?", true},
+		{"What is a good film to watch tonight?", "Recommend a good movie to watch tonight", true},
+		{"How do I reset my pasword?", "How do I reset my password?", true},
+		{"What's the best way to learn Go?", "Steps to learn Go", true},
+		{"Hello! How do I exit vim?", "Hi, how do I exit vim?", true},
+		{"Is this the correct way to store passwords?", "Is this the right way to store passwords?", true},
+		// Other languages are left to the other checks.
+		{"¿Cómo borro una pregunta?", "¿Cómo borro una respuesta?", true},
+	}
+	for _, tt := range tests {
+		ok, reason := Compare(tt.query, tt.cached)
+		if ok != tt.want && (ok || reason == "content") {
+			t.Errorf("Compare(%q, %q) = %v, %q; want %v (content: %v | %v)", tt.query, tt.cached, ok, reason, tt.want,
+				Extract(tt.query).Content, Extract(tt.cached).Content)
+		}
 	}
 }
 
