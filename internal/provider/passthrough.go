@@ -18,7 +18,7 @@ type PassthroughCall struct {
 	ContentType string
 	Body        []byte
 	// Model is the model as the body names it; the adapter replaces it with
-	// the target's when they differ (JSON bodies; callers rewrite multipart).
+	// the deployment's when they differ (JSON bodies; callers rewrite multipart).
 	Model string
 	// WantUsage asks a streamed answer to carry usage (stream_options).
 	WantUsage bool
@@ -39,7 +39,7 @@ type NativeCall struct {
 	Query  string // the caller's raw query (GET /v1/models pagination)
 	Header http.Header
 	Body   []byte
-	Model  string // as the body names it; replaced by the target's when they differ
+	Model  string // as the body names it; replaced by the deployment's when they differ
 }
 
 // Native is the optional ability to forward a provider's own API and read

@@ -13,9 +13,9 @@ import (
 )
 
 // NewNativeRequest forwards a native call to {base}/v1/{op}: the caller's body
-// with the model replaced when it differs from the target's (a provider
+// with the model replaced when it differs from the deployment's (a provider
 // prefix or the [1m] suffix removed), the caller's anthropic-version (else the
-// target's, else DefaultVersion) and anthropic-beta headers. No credentials.
+// deployment's, else DefaultVersion) and anthropic-beta headers. No credentials.
 func (a *Adapter) NewNativeRequest(ctx context.Context, t provider.Deployment, c provider.NativeCall) (*http.Request, error) {
 	var body io.Reader
 	if c.Method != http.MethodGet {

@@ -25,7 +25,7 @@ import (
 	"github.com/svc-gateway/svc/internal/provider"
 )
 
-// DefaultVersion is the anthropic-version header sent when the target names
+// DefaultVersion is the anthropic-version header sent when the deployment names
 // no API version.
 const DefaultVersion = "2023-06-01"
 

@@ -26,7 +26,7 @@ import (
 	"github.com/svc-gateway/svc/internal/provider"
 )
 
-// DefaultBaseURL is the Gemini API's host root, used when Target.BaseURL is empty.
+// DefaultBaseURL is the Gemini API's host root, used when Deployment.BaseURL is empty.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com"
 
 // Adapter speaks generateContent, for the Gemini API or for Vertex AI.
@@ -40,7 +40,7 @@ func New() *Adapter { return &Adapter{} }
 
 // NewVertex returns the adapter for Vertex AI:
 // POST https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent,
-// from Target.Project and Target.Location. A Target.BaseURL replaces the
+// from Deployment.Project and Deployment.Location. A Deployment.BaseURL replaces the
 // https://{location}-aiplatform.googleapis.com part.
 func NewVertex() *Adapter { return &Adapter{vertex: true} }
 
@@ -72,7 +72,7 @@ func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c p
 	return req, nil
 }
 
-// modelURL is the URL of method (with its query) on the target's model.
+// modelURL is the URL of method (with its query) on the deployment's model.
 func (a *Adapter) modelURL(t provider.Deployment, method string) (string, error) {
 	model := strings.TrimPrefix(t.Model, "models/")
 	if model == "" {

@@ -8,7 +8,7 @@ import (
 )
 
 // AzureAPIVersion is the api-version Azure OpenAI is called with when the
-// target names none (AZURE_API_VERSION): the latest GA version of the data
+// deployment names none (AZURE_API_VERSION): the latest GA version of the data
 // plane inference API.
 const AzureAPIVersion = "2024-10-21"
 
@@ -19,8 +19,8 @@ const AzureAPIVersion = "2024-10-21"
 //	GET  {base}/openai/models?api-version={v}
 //
 // The base is the resource's endpoint (AZURE_API_BASE, e.g.
-// https://{resource}.openai.azure.com); the deployment is the target's model,
-// so a model name is a deployment name; v is the target's APIVersion, else
+// https://{resource}.openai.azure.com); the deployment is the deployment's model,
+// so a model name is a deployment name; v is the deployment's APIVersion, else
 // AzureAPIVersion. The caller's "model" stays in the body as it was (Azure
 // ignores it). The key goes in the api-key header, which upstream/cred sets
 // (cred.Header{Name: "api-key"}). Errors have OpenAI's shape and the same

@@ -12,7 +12,7 @@ import (
 
 // NewPassthroughRequest forwards an OpenAI-compatible endpoint: POST
 // {base}/{op} (Azure: the deployment's URL) with the caller's body, the model
-// replaced by the target's in JSON bodies and, when asked, stream usage
+// replaced by the deployment's in JSON bodies and, when asked, stream usage
 // requested.
 func (a *Adapter) NewPassthroughRequest(ctx context.Context, t provider.Deployment, c provider.PassthroughCall) (*http.Request, error) {
 	body := c.Body

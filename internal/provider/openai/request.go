@@ -24,7 +24,7 @@ import (
 // Adapter speaks the OpenAI chat completions API.
 type Adapter struct {
 	// url builds the URL of an operation ("chat/completions", "models") for
-	// a target; nil is OpenAI's {base}/{op}. Azure's differs (see NewAzure).
+	// a deployment; nil is OpenAI's {base}/{op}. Azure's differs (see NewAzure).
 	url func(t provider.Deployment, op string) string
 	// keepModel leaves the caller's "model" in the body (Azure reads the
 	// deployment from the URL and ignores it).
@@ -43,7 +43,7 @@ func (a *Adapter) urlFor(t provider.Deployment, op string) string {
 }
 
 // NewChatRequest builds POST {base}/chat/completions with the caller's body,
-// the model replaced by the target's and, for streams, usage requested.
+// the model replaced by the deployment's and, for streams, usage requested.
 func (a *Adapter) NewChatRequest(ctx context.Context, t provider.Deployment, c provider.ChatCall) (*http.Request, error) {
 	body, err := PatchBody(c.Raw, !a.keepModel && c.Req.Model != t.Model, t.Model, c.Req.Stream && (c.Req.StreamOptions == nil || !c.Req.StreamOptions.IncludeUsage))
 	if err != nil {
