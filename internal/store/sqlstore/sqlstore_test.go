@@ -59,7 +59,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("LogStore", func(t *testing.T) {
 				t.Parallel()
-				storetest.ExerciseLogStore(t, open(t, b.url(t)))
+				storetest.ExerciseAuditStore(t, open(t, b.url(t)))
 			})
 		})
 	}
