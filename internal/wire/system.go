@@ -238,7 +238,7 @@ func (s *System) Audit() (*audit.Logger, error) {
 			return nil, err
 		}
 		c := s.Config
-		l := audit.NewLogger(db, kv, s.Metrics(), s.Log, audit.Options{QueueSize: c.AuditQueueSize,
+		l := audit.NewLogger(audit.NewSQLStore(db), kv, s.Metrics(), s.Log, audit.Options{QueueSize: c.AuditQueueSize,
 			FlushInterval: c.AuditFlushInterval, HotTTL: c.LogHotTTL, HotMaxEntries: c.LogHotMaxEntries})
 		s.onClose(l.Close)
 		return l, nil
@@ -256,7 +256,7 @@ func (s *System) Keys() (*auth.Keys, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := auth.NewKeys(db, kv, s.Config.KeyCacheTTL, s.Log)
+		k := auth.NewKeys(auth.NewSQLKeyStore(db), kv, s.Config.KeyCacheTTL, s.Log)
 		s.runs("key-invalidation", k.Run)
 		return k, nil
 	})
@@ -285,7 +285,7 @@ func (s *System) Vault() (*keyvault.Vault, error) {
 			return nil, err
 		}
 		reg := s.Registry()
-		v := keyvault.New(db, secret.NewSealer(master), kv, func(name string) string {
+		v := keyvault.New(keyvault.NewSQLStore(db), secret.NewSealer(master), kv, func(name string) string {
 			if pr, ok := reg.Lookup(name); ok {
 				return pr.EnvKey
 			}
@@ -307,7 +307,7 @@ func (s *System) Routing() (*route.Live, error) {
 		if err != nil {
 			return nil, err
 		}
-		live := route.NewLive(db, kv, s.Log)
+		live := route.NewLive(route.NewSQLConfigStore(db), kv, s.Log)
 		if err := live.Load(s.ctx); err != nil {
 			return nil, fmt.Errorf("routing config: %w", err)
 		}
