@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -178,12 +179,25 @@ func (s *System) SQL() (*sqlstore.DB, error) {
 }
 
 // KV is the hot-state store: Redis when KEYSTORE_REDIS_URL is set, else
-// in-process.
+// in-process, keeping the spend counters (durableKey) in SQL so that a
+// restart does not reset them (it is built after SQL, so it closes, writing
+// them, before SQL does).
 func (s *System) KV() (store.KV, error) {
 	return s.kv.get(func() (store.KV, error) {
 		if s.Config.RedisURL == "" {
-			kv := memkv.New()
-			s.onClose(func() { kv.Close() })
+			db, err := s.SQL()
+			if err != nil {
+				return nil, err
+			}
+			kv, err := memkv.Open(s.ctx, memkv.Options{Durable: sqlstore.NewCounters(db), Keep: durableKey, Log: s.Log})
+			if err != nil {
+				return nil, fmt.Errorf("in-process KV: %w", err)
+			}
+			s.onClose(func() {
+				if err := kv.Close(); err != nil {
+					s.Log.Error("in-process KV: the last spend counters could not be written", "err", err)
+				}
+			})
 			return kv, nil
 		}
 		r, err := rediskv.Open(s.Config.RedisURL, s.Config.RedisPrefix)
@@ -197,6 +211,17 @@ func (s *System) KV() (store.KV, error) {
 		s.onClose(func() { r.Close() })
 		return r, nil
 	})
+}
+
+// durableKey reports whether a KV key holds a counter the in-process KV
+// keeps across restarts: a principal's spend in its budget period,
+// limit:{<kind>:<id>}:spend:<period>:<date> (internal/limit), and a
+// provider's spend of a day, route:spend:<provider>:<day> (internal/route),
+// with their ":alerted" markers. Redis deployments leave persistence to
+// Redis.
+func durableKey(key string) bool {
+	return strings.HasPrefix(key, "route:spend:") ||
+		strings.HasPrefix(key, "limit:{") && strings.Contains(key, "}:spend:")
 }
 
 // Probes are the readiness checks of every component: the stores.

@@ -12,7 +12,9 @@
 // define: auth.SQLKeyStore, keyvault.SQLStore, audit.SQLStore,
 // route.SQLConfigStore, each over a *DB. sqlstore imports no domain package
 // (internal/archtest holds it to that), so a new domain adds its SQL in its
-// own package and its tables as a migration here.
+// own package and its tables as a migration here. sqlstore also keeps the
+// in-process KV's durable counters (Counters, memkv.Durable on SQL), the
+// one store of a store package's own.
 //
 // Times are stored as Unix microseconds (BIGINT) and read back as UTC
 // time.Time values: precision beyond the microsecond is dropped.
