@@ -17,6 +17,7 @@ var importRules = []importRule{
 	{"only cmd/ imports wire (end-to-end tests excepted)", not(within("cmd")), is("internal/wire"), nonTest, edge{"internal/proxy", "internal/wire"}},
 	{"leaf packages (identity, store, llm/sse) import nothing of svc", is("internal/identity", "internal/store", "internal/llm/sse"), anyPkg, nonTest, edge{"internal/store", "internal/apierr"}},
 	{"apierr imports nothing of svc", is("internal/apierr"), anyPkg, nonTest, edge{"internal/apierr", "internal/llm"}},
+	{"the stores (store, memkv, rediskv, sqlstore) import, of svc, only store packages: the domains' SQL lives in the domains", storeImpls, not(within("internal/store")), nonTest, edge{"internal/store/sqlstore", "internal/auth"}},
 	{"nothing imports e2e or archtest, not even tests", anyPkg, within("internal/e2e", "internal/archtest"), withTests, edge{"internal/proxy", "internal/e2e"}},
 }
 
@@ -67,6 +68,12 @@ func within(roots ...string) pathSet {
 // below is the set of packages strictly below root.
 func below(root string) pathSet {
 	return func(rel string) bool { return strings.HasPrefix(rel, root+"/") }
+}
+
+// storeImpls are the store packages but storetest, whose conformance suites
+// check the domains' record interfaces and so import the domains.
+func storeImpls(rel string) bool {
+	return within("internal/store")(rel) && !within("internal/store/storetest")(rel)
 }
 
 func not(s pathSet) pathSet { return func(rel string) bool { return !s(rel) } }

@@ -1,10 +1,11 @@
 // Package audit owns the VAS audit log: the entry written for every proxied
 // request (rejected ones too), the Logger that writes entries off the request
 // path — hot tier in the KV store, records in SQL, batched — and the queries
-// behind GET /api/vas/logs and /api/vas/metrics.
+// behind GET /api/vas/logs and /api/vas/metrics. SQLStore is the Store on
+// SQL (store_sql.go).
 //
 // proxy, mgmt and wire import audit. It imports pipeline, identity, store,
-// metrics and apierr.
+// store/sqlstore, metrics and apierr.
 package audit
 
 import (

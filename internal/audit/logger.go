@@ -27,13 +27,20 @@ type Options struct {
 	HotMaxEntries int
 }
 
+// HotTier is where the Logger keeps the recent entries: AppendLog of the
+// hot-state store's Logs block (memkv in one process, rediskv across
+// processes).
+type HotTier interface {
+	AppendLog(ctx context.Context, key string, lim store.LogLimit, values ...[]byte) error
+}
+
 // Logger writes entries off the request path. Record enqueues; a writer
 // goroutine batches entries into the KV hot tier and the SQL store. When the
 // queue is full, Record writes the entry itself (counted by a metric) rather
 // than dropping it. Close drains and flushes everything.
 type Logger struct {
 	store Store
-	kv    store.KV
+	hot   HotTier
 	m     *metrics.Metrics
 	log   *slog.Logger
 	opt   Options
@@ -46,8 +53,8 @@ type Logger struct {
 	closed bool
 }
 
-// NewLogger starts the writer.
-func NewLogger(s Store, kv store.KV, m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
+// NewLogger starts the writer, which keeps entries in hot and records in s.
+func NewLogger(s Store, hot HotTier, m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
 	if opt.QueueSize <= 0 {
 		opt.QueueSize = 8192
 	}
@@ -60,7 +67,7 @@ func NewLogger(s Store, kv store.KV, m *metrics.Metrics, log *slog.Logger, opt O
 	if opt.HotMaxEntries <= 0 {
 		opt.HotMaxEntries = 10000
 	}
-	l := &Logger{store: s, kv: kv, m: m, log: log, opt: opt,
+	l := &Logger{store: s, hot: hot, m: m, log: log, opt: opt,
 		q: make(chan *Entry, opt.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.run()
 	return l
@@ -168,7 +175,7 @@ func (l *Logger) write(ctx context.Context, entries []*Entry) {
 		hot = append(hot, js)
 	}
 	kctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	if err := l.kv.AppendLog(kctx, HotLogKey, store.LogLimit{MaxAge: l.opt.HotTTL, MaxLen: l.opt.HotMaxEntries}, hot...); err != nil {
+	if err := l.hot.AppendLog(kctx, HotLogKey, store.LogLimit{MaxAge: l.opt.HotTTL, MaxLen: l.opt.HotMaxEntries}, hot...); err != nil {
 		l.log.Warn("audit hot tier write failed; entries still go to SQL", "entries", len(hot), "err", err)
 	}
 	cancel()

@@ -16,22 +16,17 @@ import (
 	"github.com/svc-gateway/svc/internal/metrics"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store/memkv"
-	"github.com/svc-gateway/svc/internal/store/sqlstore"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
-func newLogger(t *testing.T, opt audit.Options) (*audit.Logger, *sqlstore.DB, *memkv.KV, *metrics.Metrics) {
+func newLogger(t *testing.T, opt audit.Options) (*audit.Logger, *audit.SQLStore, *memkv.KV, *metrics.Metrics) {
 	t.Helper()
 	return newLoggerOn(t, "sqlite://"+filepath.Join(t.TempDir(), "a.db"), opt)
 }
 
-func newLoggerOn(t *testing.T, url string, opt audit.Options) (*audit.Logger, *sqlstore.DB, *memkv.KV, *metrics.Metrics) {
+func newLoggerOn(t *testing.T, url string, opt audit.Options) (*audit.Logger, *audit.SQLStore, *memkv.KV, *metrics.Metrics) {
 	t.Helper()
-	db, err := sqlstore.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := audit.NewSQLStore(storetest.OpenSQL(t, url))
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
 	m := metrics.New(nil)

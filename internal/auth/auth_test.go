@@ -37,7 +37,7 @@ func newKeys(t *testing.T, ttl time.Duration) (*Keys, *countingStore) {
 	t.Cleanup(func() { db.Close() })
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
-	cs := &countingStore{KeyStore: db}
+	cs := &countingStore{KeyStore: NewSQLKeyStore(db)}
 	return NewKeys(cs, kv, ttl, slog.New(slog.NewTextHandler(io.Discard, nil))), cs
 }
 
@@ -242,11 +242,12 @@ func TestBusDownBypassesCache(t *testing.T) {
 	t.Cleanup(func() { kv.Close() })
 	bus := &flakyBus{Bus: kv}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	proxy := NewKeys(db, bus, time.Hour, quiet)
+	ks := NewSQLKeyStore(db)
+	proxy := NewKeys(ks, bus, time.Hour, quiet)
 	// The admin's process: same database, and a bus that loses the notice.
 	other := memkv.New()
 	t.Cleanup(func() { other.Close() })
-	admin := NewKeys(db, other, time.Hour, quiet)
+	admin := NewKeys(ks, other, time.Hour, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go proxy.Run(ctx)

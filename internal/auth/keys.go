@@ -5,10 +5,11 @@
 // cached lookup that is invalidated across processes on revoke, and reading
 // their records (model restrictions, limits) for the stages that enforce
 // them. The pipeline wrapper (Stage) and the management guard (Guard) are
-// thin: every gateway calls the same Authenticate.
+// thin: every gateway calls the same Authenticate. The key records live in
+// a KeyStore; SQLKeyStore is it on SQL (keys_sql.go).
 //
-// proxy, mgmt and wire import auth. It imports store, identity, apierr,
-// pipeline and secret.
+// proxy, mgmt and wire import auth. It imports store, store/sqlstore,
+// identity, apierr, pipeline and secret.
 package auth
 
 import (

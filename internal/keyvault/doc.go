@@ -3,7 +3,8 @@
 // for a provider (a stored key wins over <PROVIDER>_API_KEY from the
 // environment) behind an in-memory cache, and keeps the caches of every
 // process coherent through invalidations on the KV channel "keyvault:changed".
+// SQLStore is the Store on SQL (store_sql.go).
 //
-// It imports secret and store. It is imported by wire (construction, Run),
+// It imports secret, store and store/sqlstore. It is imported by wire (construction, Run),
 // proxy (Key, on the request path) and mgmt (Put, List, Delete).
 package keyvault

@@ -72,12 +72,9 @@ func (s *memStore) DeleteProviderKey(_ context.Context, provider string) error {
 
 var _ Store = (*memStore)(nil)
 
-// pubsubKV is a store.KV that implements only Publish and Subscribe, for the
-// cases memkv does not produce: failing publishes and unbuffered or
-// asynchronous delivery.
+// pubsubKV is a Bus for the cases memkv does not produce: failing publishes
+// and unbuffered or asynchronous delivery.
 type pubsubKV struct {
-	store.KV // nil: other methods panic if called
-
 	mu         sync.Mutex
 	subs       map[*fakeSub]struct{}
 	buffer     int  // channel capacity of each subscription
@@ -148,3 +145,5 @@ func (kv *pubsubKV) subscribers() int {
 	defer kv.mu.Unlock()
 	return len(kv.subs)
 }
+
+var _ Bus = (*pubsubKV)(nil)

@@ -3,6 +3,8 @@ package keyvault
 import (
 	"context"
 	"time"
+
+	"github.com/svc-gateway/svc/internal/store"
 )
 
 // Record is the durable form of a provider API key: the secret sealed under the
@@ -15,7 +17,13 @@ type Record struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Store is the durable store of provider key records (SQL).
+// Bus carries the changes of provider keys between processes: the Bus block
+// of the hot-state store (memkv in one process, rediskv across processes).
+type Bus interface {
+	store.Bus
+}
+
+// Store is the durable store of provider key records (SQL: SQLStore).
 type Store interface {
 	// PutProviderKey inserts or replaces the record for r.Provider.
 	PutProviderKey(ctx context.Context, r Record) error

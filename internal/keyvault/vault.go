@@ -46,7 +46,7 @@ var errLoadAborted = errors.New("keyvault: key lookup aborted")
 type Vault struct {
 	store  Store
 	sealer *secret.Sealer
-	kv     store.KV
+	bus    Bus
 	env    func(provider string) string
 	now    func() time.Time
 
@@ -84,18 +84,18 @@ type call struct {
 }
 
 // New returns a Vault over store, sealing with sealer and announcing changes
-// on kv. env returns the <PROVIDER>_API_KEY value configured for a provider,
+// on bus. env returns the <PROVIDER>_API_KEY value configured for a provider,
 // or ""; it is consulted only when the store has no key, and may be nil. It
 // should answer only for providers that are configured: Key passes it any
 // well-formed name a caller asks for.
-func New(store Store, sealer *secret.Sealer, kv store.KV, env func(provider string) string) *Vault {
+func New(store Store, sealer *secret.Sealer, bus Bus, env func(provider string) string) *Vault {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
 	return &Vault{
 		store:  store,
 		sealer: sealer,
-		kv:     kv,
+		bus:    bus,
 		env:    env,
 		now:    time.Now,
 		cache:  make(map[string]entry),
@@ -276,7 +276,7 @@ func (v *Vault) changed(ctx context.Context, provider string) error {
 	v.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	if err := v.kv.Publish(ctx, Channel, []byte(provider)); err != nil {
+	if err := v.bus.Publish(ctx, Channel, []byte(provider)); err != nil {
 		return fmt.Errorf("%w (others keep their cached key for up to %s): %w", ErrNotPublished, CacheTTL, err)
 	}
 	return nil
@@ -302,7 +302,7 @@ func (v *Vault) Run(ctx context.Context) error {
 
 	// wake is received here; pending (see Vault) only under v.mu.
 	subscribe := func() (store.Subscription, error) {
-		sub, err := v.kv.Subscribe(ctx, Channel)
+		sub, err := v.bus.Subscribe(ctx, Channel)
 		if err != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("keyvault: subscribe to %s: %w", Channel, err)
 		}

@@ -25,7 +25,7 @@ var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 type routingEnv struct {
 	srv  *httptest.Server
 	live *route.Live
-	db   *sqlstore.DB
+	db   *route.SQLConfigStore
 	kv   *memkv.KV
 }
 
@@ -33,11 +33,12 @@ type routingEnv struct {
 // deps (Live and Now are set).
 func newRoutingEnv(t *testing.T, setup ...func(*mgmt.RoutingDeps, *memkv.KV)) *routingEnv {
 	t.Helper()
-	db, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "svc.db"))
+	sdb, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "svc.db"))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { sdb.Close() })
+	db := route.NewSQLConfigStore(sdb)
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
 	live := route.NewLive(db, kv, nil)

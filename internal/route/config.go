@@ -106,7 +106,7 @@ type ProviderBudget struct {
 }
 
 // ConfigStore keeps the routing configuration with a version for optimistic
-// concurrency. Implemented by sqlstore.
+// concurrency. SQLConfigStore implements it.
 type ConfigStore interface {
 	// LoadRouting returns the stored configuration and its version; an empty
 	// Config and version 0 when none was ever saved.

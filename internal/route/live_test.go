@@ -12,18 +12,12 @@ import (
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/store/memkv"
-	"github.com/svc-gateway/svc/internal/store/sqlstore"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
-func openDB(t *testing.T) *sqlstore.DB {
+func openDB(t *testing.T) *route.SQLConfigStore {
 	t.Helper()
-	db, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "svc.db"))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return route.NewSQLConfigStore(storetest.OpenSQL(t, "sqlite://"+filepath.Join(t.TempDir(), "svc.db")))
 }
 
 func newKV(t *testing.T) *memkv.KV {
@@ -160,14 +154,7 @@ func TestLiveCurrentAllocatesNothing(t *testing.T) {
 func TestLiveAcrossReplicas(t *testing.T) {
 	url := storetest.PostgresURL(t)
 	kv := storetest.RedisKV(t)
-	open := func() *sqlstore.DB {
-		db, err := sqlstore.Open(t.Context(), url)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
+	open := func() *route.SQLConfigStore { return route.NewSQLConfigStore(storetest.OpenSQL(t, url)) }
 	a := route.NewLive(open(), kv, nil)
 	b := route.NewLive(open(), kv, nil)
 	run(t, b)

@@ -6,9 +6,11 @@
 // intelligent router among enabled providers, provider daily budgets (Spend)
 // and health; Plan.Retryable and Plan.Exhausted say when an attempt moves
 // on and what a plan that ran out answers. Failures keeps the fleet's last
-// failed attempt for the routing status.
+// failed attempt for the routing status. The configuration lives in a
+// ConfigStore; SQLConfigStore is it on SQL (config_sql.go).
 //
-// proxy, mgmt and wire import route. It imports provider, apierr and store.
+// proxy, mgmt and wire import route. It imports provider, apierr, store and
+// store/sqlstore.
 package route
 
 import (

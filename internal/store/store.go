@@ -1,8 +1,11 @@
-// Package store defines the hot-state key-value interface (KV) shared by every
-// component and the sentinel errors of all stores. Durable record interfaces are
-// owned by the packages that consume them (auth, keyvault, audit); their SQL
-// implementation lives in store/sqlstore, the KV implementations in store/memkv
-// and store/rediskv, and one conformance suite per interface in store/storetest.
+// Package store defines the building blocks of hot state (Values, Counters,
+// Logs, Bus; KV is all of them with Ping and Close, as the wiring holds the
+// one store) and the sentinel errors of all stores. Each consumer defines
+// the interface it needs from these blocks; store/memkv and store/rediskv
+// implement them all, and store/storetest has one conformance suite per
+// block. Durable record interfaces are owned by the domains that consume
+// them (auth, keyvault, audit, route), with their SQL beside them over the
+// shared plumbing of store/sqlstore.
 //
 // Any internal package may import store; store imports nothing of svc.
 package store
@@ -39,7 +42,10 @@ type Values interface {
 }
 
 // Counters are integer counters and sliding windows changed only by atomic
-// operations, so that they hold across every process sharing the store.
+// operations, so that they hold across every process sharing the store. A
+// counter shares the key space of Values: it is a decimal integer value, which
+// Get reads (as consumers read spend and figures back) and which a Set of a
+// decimal integer starts.
 type Counters interface {
 	// IncrBy adds delta to the integer at key atomically and returns the new
 	// value. A missing key counts as 0; ttl is applied when the key is created.

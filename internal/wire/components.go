@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/config"
@@ -178,7 +179,7 @@ func newManagement(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: db, Health: tracker, Routing: live,
+	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
 		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log})
 	srv, err := s.serve(config.Management, api)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/app"
@@ -179,12 +180,25 @@ func (s *System) SQL() (*sqlstore.DB, error) {
 }
 
 // KV is the hot-state store: Redis when KEYSTORE_REDIS_URL is set, else
-// in-process.
+// in-process, keeping the spend counters (durableKey) in SQL so that a
+// restart does not reset them (it is built after SQL, so it closes, writing
+// them, before SQL does).
 func (s *System) KV() (store.KV, error) {
 	return s.kv.get(func() (store.KV, error) {
 		if s.Config.RedisURL == "" {
-			kv := memkv.New()
-			s.onClose(func() { kv.Close() })
+			db, err := s.SQL()
+			if err != nil {
+				return nil, err
+			}
+			kv, err := memkv.Open(s.ctx, memkv.Options{Durable: sqlstore.NewCounters(db), Keep: durableKey, Log: s.Log})
+			if err != nil {
+				return nil, fmt.Errorf("in-process KV: %w", err)
+			}
+			s.onClose(func() {
+				if err := kv.Close(); err != nil {
+					s.Log.Error("in-process KV: the last spend counters could not be written", "err", err)
+				}
+			})
 			return kv, nil
 		}
 		r, err := rediskv.Open(s.Config.RedisURL, s.Config.RedisPrefix)
@@ -198,6 +212,17 @@ func (s *System) KV() (store.KV, error) {
 		s.onClose(func() { r.Close() })
 		return r, nil
 	})
+}
+
+// durableKey reports whether a KV key holds a counter the in-process KV
+// keeps across restarts: a principal's spend in its budget period,
+// limit:{<kind>:<id>}:spend:<period>:<date> (internal/limit), and a
+// provider's spend of a day, route:spend:<provider>:<day> (internal/route),
+// with their ":alerted" markers. Redis deployments leave persistence to
+// Redis.
+func durableKey(key string) bool {
+	return strings.HasPrefix(key, "route:spend:") ||
+		strings.HasPrefix(key, "limit:{") && strings.Contains(key, "}:spend:")
 }
 
 // Probes are the readiness checks of every component: the stores.
@@ -239,7 +264,7 @@ func (s *System) Audit() (*audit.Logger, error) {
 			return nil, err
 		}
 		c := s.Config
-		l := audit.NewLogger(db, kv, s.Metrics(), s.Log, audit.Options{QueueSize: c.AuditQueueSize,
+		l := audit.NewLogger(audit.NewSQLStore(db), kv, s.Metrics(), s.Log, audit.Options{QueueSize: c.AuditQueueSize,
 			FlushInterval: c.AuditFlushInterval, HotTTL: c.LogHotTTL, HotMaxEntries: c.LogHotMaxEntries})
 		s.onClose(l.Close)
 		return l, nil
@@ -257,7 +282,7 @@ func (s *System) Keys() (*auth.Keys, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := auth.NewKeys(db, kv, s.Config.KeyCacheTTL, s.Log)
+		k := auth.NewKeys(auth.NewSQLKeyStore(db), kv, s.Config.KeyCacheTTL, s.Log)
 		s.runs("key-invalidation", k.Run)
 		return k, nil
 	})
@@ -286,7 +311,7 @@ func (s *System) Vault() (*keyvault.Vault, error) {
 			return nil, err
 		}
 		reg := s.Registry()
-		v := keyvault.New(db, secret.NewSealer(master), kv, func(name string) string {
+		v := keyvault.New(keyvault.NewSQLStore(db), secret.NewSealer(master), kv, func(name string) string {
 			if pr, ok := reg.Lookup(name); ok {
 				return pr.EnvKey
 			}
@@ -308,7 +333,7 @@ func (s *System) Routing() (*route.Live, error) {
 		if err != nil {
 			return nil, err
 		}
-		live := route.NewLive(db, kv, s.Log)
+		live := route.NewLive(route.NewSQLConfigStore(db), kv, s.Log)
 		if err := live.Load(s.ctx); err != nil {
 			return nil, fmt.Errorf("routing config: %w", err)
 		}

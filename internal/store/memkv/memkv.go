@@ -1,10 +1,13 @@
 // Package memkv is the in-process implementation of store.KV, the embedded
 // default for hot state when svc runs as a single process. Values, counters,
-// sliding windows and logs live in mutex-protected maps and vanish with the process; Publish fans
-// out only to subscribers in the same process.
+// sliding windows and logs live in mutex-protected maps and vanish with the
+// process, except the counters the wiring names durable: Open loads them from
+// a Durable store (an interface memkv defines; sqlstore.Counters is it on
+// SQL) and writes the ones that changed every second and at Close. Publish
+// fans out only to subscribers in the same process.
 //
-// Only the wiring (internal/wire) and tests should import memkv; everything else
-// depends on the store.KV interface.
+// Only the wiring (internal/wire), sqlstore (for Durable) and tests import
+// memkv; everything else depends on interfaces its consumers define.
 package memkv
 
 import (
@@ -44,6 +47,8 @@ type KV struct {
 	seq    uint64 // the last window entry number handed out
 	subs   map[string]map[*subscription]struct{}
 	closed bool
+	// durable is nil unless Open was given a Durable store.
+	durable *durability
 
 	stop      chan struct{}
 	sweepDone chan struct{}
@@ -184,6 +189,7 @@ func (kv *KV) Set(ctx context.Context, key string, value []byte, ttl time.Durati
 	}
 	defer kv.mu.Unlock()
 	kv.items[key] = &item{value: clone(value), expires: expiry(time.Now(), ttl)}
+	kv.changed(key)
 	return nil
 }
 
@@ -194,7 +200,10 @@ func (kv *KV) Delete(ctx context.Context, keys ...string) error {
 	}
 	defer kv.mu.Unlock()
 	for _, k := range keys {
-		delete(kv.items, k)
+		if _, ok := kv.items[k]; ok {
+			delete(kv.items, k)
+			kv.changed(k)
+		}
 	}
 	return nil
 }
@@ -212,6 +221,7 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 	it := kv.live(key, now)
 	if it == nil {
 		kv.items[key] = &item{value: strconv.AppendInt(nil, delta, 10), expires: expiry(now, ttl)}
+		kv.changed(key)
 		return delta, nil
 	}
 	if !it.plain() {
@@ -226,6 +236,7 @@ func (kv *KV) IncrBy(ctx context.Context, key string, delta int64, ttl time.Dura
 	}
 	cur += delta
 	it.value = strconv.AppendInt(it.value[:0], cur, 10)
+	kv.changed(key)
 	return cur, nil
 }
 
@@ -262,6 +273,7 @@ func (kv *KV) Reserve(ctx context.Context, key string, amount, limit int64, ttl 
 	} else {
 		it.value = strconv.AppendInt(it.value[:0], cur, 10)
 	}
+	kv.changed(key)
 	return true, cur, nil
 }
 
@@ -381,8 +393,10 @@ func (kv *KV) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the sweeper, ends every subscription and drops all data. Later
-// operations return ErrClosed; closing twice is a no-op.
+// Close stops the sweeper, ends every subscription, writes the durable
+// counters that changed since the last write (returning the error if that
+// fails) and drops all data. Later operations return ErrClosed; closing
+// twice is a no-op.
 func (kv *KV) Close() error {
 	kv.mu.Lock()
 	if kv.closed {
@@ -396,11 +410,18 @@ func (kv *KV) Close() error {
 		}
 	}
 	kv.subs = nil
-	kv.items = nil
 	kv.mu.Unlock()
 	close(kv.stop)
 	<-kv.sweepDone
-	return nil
+	var err error
+	if kv.durable != nil {
+		<-kv.durable.done
+		err = kv.flush()
+	}
+	kv.mu.Lock()
+	kv.items = nil
+	kv.mu.Unlock()
+	return err
 }
 
 // subscription is one Subscribe call. Its channel is closed under kv.mu, the

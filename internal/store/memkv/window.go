@@ -89,6 +89,7 @@ func (kv *KV) Admit(ctx context.Context, req store.AdmitRequest) (store.AdmitRes
 			} else {
 				counter.value = strconv.AppendInt(counter.value[:0], res.Total, 10)
 			}
+			kv.changed(rs.Key)
 		}
 		for i, c := range req.Windows {
 			if c.Cost > 0 {
@@ -188,6 +189,7 @@ func (kv *KV) Settle(ctx context.Context, req store.SettleRequest) (store.Settle
 		} else {
 			counter.value = strconv.AppendInt(counter.value[:0], total, 10)
 		}
+		kv.changed(c.Key)
 		res.Total = total
 	}
 	return res, nil

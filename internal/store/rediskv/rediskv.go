@@ -12,8 +12,8 @@
 // counter with one tag in one script (it refuses keys in different slots).
 // Every other operation touches a single key.
 //
-// Only the wiring (internal/wire) and tests should import rediskv; everything
-// else depends on the store.KV interface.
+// Only the wiring (internal/wire) and tests import rediskv; everything else
+// depends on interfaces its consumers define over the store blocks.
 package rediskv
 
 import (

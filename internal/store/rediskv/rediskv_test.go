@@ -14,9 +14,28 @@ import (
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
-func TestKV(t *testing.T) {
+// open is a KV under a prefix of its own; RedisKV skips the test when no
+// server is configured.
+func open(t *testing.T) *rediskv.KV { return storetest.RedisKV(t) }
+
+func TestValues(t *testing.T) {
 	storetest.RedisKV(t) // skips the whole suite when no server is configured
-	storetest.ExerciseKV(t, func(t *testing.T) store.KV { return storetest.RedisKV(t) })
+	storetest.ExerciseValues(t, open)
+}
+
+func TestCounters(t *testing.T) {
+	storetest.RedisKV(t)
+	storetest.ExerciseCounters(t, open)
+}
+
+func TestLogs(t *testing.T) {
+	storetest.RedisKV(t)
+	storetest.ExerciseLogs(t, open)
+}
+
+func TestBus(t *testing.T) {
+	storetest.RedisKV(t)
+	storetest.ExerciseBus(t, open)
 }
 
 // TestPrefixIsolation checks that two KVs with different prefixes on one

@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/svc-gateway/svc/internal/audit"
 )
 
 // TestSQLiteFileMode checks that a new SQLite database and its WAL and
@@ -17,8 +15,9 @@ func TestSQLiteFileMode(t *testing.T) {
 	path := filepath.Join(dir, "svc.db")
 	db := open(t, "sqlite://"+path)
 	// A write makes SQLite create the -wal and -shm files.
-	if err := db.InsertLogs(t.Context(), []audit.Record{{RequestID: "r", Entry: []byte(`{}`)}}); err != nil {
-		t.Fatalf("InsertLogs: %v", err)
+	if _, err := db.Exec(t.Context(), `INSERT INTO provider_keys (provider, sealed, masked, updated_at) VALUES (?, ?, ?, ?)`,
+		"p", []byte("s"), "m", 0); err != nil {
+		t.Fatalf("insert: %v", err)
 	}
 	for _, name := range []string{"svc.db", "svc.db-wal", "svc.db-shm"} {
 		fi, err := os.Stat(filepath.Join(dir, name))

@@ -1,15 +1,26 @@
-// Package sqlstore is the SQL implementation of svc's durable record stores
-// (auth.KeyStore, keyvault.Store, audit.Store, and the others as they arrive)
-// on SQLite (modernc.org/sqlite, pure Go: the embedded default) and PostgreSQL
-// (pgx). One *DB serves every store interface; queries are written once with ?
-// placeholders and rebound for PostgreSQL. The schema is a set of embedded,
-// numbered goose migrations per dialect, applied by Open.
+// Package sqlstore is the shared plumbing of svc's SQL record stores on
+// SQLite (modernc.org/sqlite, pure Go: the embedded default) and PostgreSQL
+// (pgx): Open picks the dialect from the URL and applies the schema (one
+// sequence of embedded, numbered goose migrations per dialect, for every
+// domain's tables); DB runs statements written once with ? placeholders,
+// rebound to $n for PostgreSQL (Exec, Query, QueryRow, Begin); errors are
+// classified by driver code (IsUniqueViolation, IsDataError); times convert
+// to the stored form (Micros, FromMicros); text a database cannot hold is
+// escaped (EscapeText, EscapeJSON, ASCIIText, ASCIIJSON).
+//
+// The record stores themselves live beside the interfaces their domains
+// define: auth.SQLKeyStore, keyvault.SQLStore, audit.SQLStore,
+// route.SQLConfigStore, each over a *DB. sqlstore imports no domain package
+// (internal/archtest holds it to that), so a new domain adds its SQL in its
+// own package and its tables as a migration here. sqlstore also keeps the
+// in-process KV's durable counters (Counters, memkv.Durable on SQL), the
+// one store of a store package's own.
 //
 // Times are stored as Unix microseconds (BIGINT) and read back as UTC
 // time.Time values: precision beyond the microsecond is dropped.
 //
-// Only the wiring (internal/wire) and tests should import sqlstore; everything
-// else depends on the interfaces its consumers define.
+// The domains' SQL implementations, the wiring (internal/wire) and tests
+// import sqlstore.
 package sqlstore
 
 import (
@@ -298,9 +309,9 @@ func rebind(query string) string {
 	return b.String()
 }
 
-// isUniqueViolation reports whether err is a unique or primary key violation,
+// IsUniqueViolation reports whether err is a unique or primary key violation,
 // by driver error code.
-func isUniqueViolation(err error) bool {
+func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "23505" // unique_violation
@@ -315,7 +326,8 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
-// micros and fromMicros convert between time.Time and the stored form.
-func micros(t time.Time) int64 { return t.UnixMicro() }
+// Micros is t in the stored form: Unix microseconds.
+func Micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+// FromMicros is the UTC time of a stored Unix microsecond count.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

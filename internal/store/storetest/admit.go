@@ -24,9 +24,9 @@ const (
 // exerciseAdmit checks KV.Admit (all or nothing over several windows and a
 // reservation, the state it reports, atomicity under concurrent callers) and
 // KV.Settle (entries rewritten in place, both ways, and a counter adjusted).
-func exerciseAdmit(t *testing.T, open func(t *testing.T) store.KV) {
+func exerciseAdmit(t *testing.T, open func(t *testing.T) CounterKV) {
 	// amend settles one entry of a one-minute window, without a counter.
-	amend := func(ctx context.Context, kv store.KV, key, entry string, cost int64) (store.WindowResult, error) {
+	amend := func(ctx context.Context, kv CounterKV, key, entry string, cost int64) (store.WindowResult, error) {
 		r, err := kv.Settle(ctx, store.SettleRequest{Windows: []store.Amendment{{Key: key, Window: time.Minute, Entry: entry, Cost: cost}}})
 		if err != nil {
 			return store.WindowResult{}, err
@@ -48,7 +48,7 @@ func exerciseAdmit(t *testing.T, open func(t *testing.T) store.KV) {
 		}
 	}
 	// state reads the three counters without changing them.
-	state := func(t *testing.T, kv store.KV) [3]int64 {
+	state := func(t *testing.T, kv CounterKV) [3]int64 {
 		t.Helper()
 		r, err := kv.Admit(t.Context(), store.AdmitRequest{
 			Windows: []store.WindowCheck{

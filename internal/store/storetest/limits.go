@@ -13,7 +13,7 @@ import (
 // exerciseWindow checks KV.Window: admission up to the limit, costs, the
 // window sliding, refused costs not counted, ResetIn, and atomicity under
 // concurrent callers.
-func exerciseWindow(t *testing.T, open func(t *testing.T) store.KV) {
+func exerciseWindow(t *testing.T, open func(t *testing.T) CounterKV) {
 	t.Run("WindowAdmitsThenRefuses", func(t *testing.T) {
 		kv := open(t)
 		ctx := t.Context()
@@ -206,7 +206,7 @@ func exerciseWindow(t *testing.T, open func(t *testing.T) store.KV) {
 
 // exerciseReserve checks KV.Reserve: the cap, settlements that always apply,
 // ttl on creation, and atomicity under concurrent callers.
-func exerciseReserve(t *testing.T, open func(t *testing.T) store.KV) {
+func exerciseReserve(t *testing.T, open func(t *testing.T) CounterKV) {
 	t.Run("Reserve", func(t *testing.T) {
 		kv := open(t)
 		ctx := t.Context()

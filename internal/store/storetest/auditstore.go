@@ -13,12 +13,12 @@ import (
 	"github.com/svc-gateway/svc/internal/audit"
 )
 
-// ExerciseLogStore checks that s behaves as audit.Store documents. Subtests
+// ExerciseAuditStore checks that s behaves as audit.Store documents. Subtests
 // run in order and share s. Records carry a random token, but SummarizeLogs
 // and an unfiltered QueryLogs see the whole store, so give the suite a fresh
 // store: it checks them over records timestamped after 2150, which only it
 // writes.
-func ExerciseLogStore(t *testing.T, s audit.Store) {
+func ExerciseAuditStore(t *testing.T, s audit.Store) {
 	t.Helper()
 	tok := randomHex(6)
 	day := time.Date(2025, 7, 1, 10, 0, 0, 0, time.UTC)

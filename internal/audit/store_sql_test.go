@@ -1,4 +1,4 @@
-package sqlstore_test
+package audit_test
 
 import (
 	"context"
@@ -14,7 +14,14 @@ import (
 
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
+
+func TestSQLStoreConformance(t *testing.T) {
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) {
+		storetest.ExerciseAuditStore(t, audit.NewSQLStore(db))
+	})
+}
 
 // refuseTrigger makes the database refuse, as a data error, an audit row
 // whose model is "poison" or whose model or entry holds a non-ASCII
@@ -40,18 +47,19 @@ var refuseTrigger = map[string][]string{
 // ASCII, a row refused even so is left out, every other row is stored, and
 // the *audit.DataError names both.
 func TestInsertLogsRowByRow(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range storetest.SQLBackends {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			url := b.url(t)
-			db := open(t, url)
-			raw, err := sql.Open(map[string]string{sqlstore.DialectSQLite: "sqlite", sqlstore.DialectPostgres: "pgx"}[b.dialect],
+			url := b.URL(t)
+			sdb := storetest.OpenSQL(t, url)
+			db := audit.NewSQLStore(sdb)
+			raw, err := sql.Open(map[string]string{sqlstore.DialectSQLite: "sqlite", sqlstore.DialectPostgres: "pgx"}[sdb.Dialect()],
 				strings.TrimPrefix(url, "sqlite://"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-			for _, stmt := range refuseTrigger[b.dialect] {
+			for _, stmt := range refuseTrigger[sdb.Dialect()] {
 				if _, err := raw.ExecContext(t.Context(), stmt); err != nil {
 					t.Fatalf("create the trigger: %v", err)
 				}
@@ -105,25 +113,22 @@ func TestInsertLogsRowByRow(t *testing.T) {
 // TestInsertLogsNotDataError checks that an error that does not come from
 // the records is returned as such, for the caller to retry the batch.
 func TestInsertLogsNotDataError(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			db := open(t, b.url(t))
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			err := db.InsertLogs(ctx, []audit.Record{{RequestID: "r", Model: "bad\x00", Entry: []byte(`{}`)}})
-			var de *audit.DataError
-			if err == nil || errors.As(err, &de) {
-				t.Errorf("InsertLogs with a cancelled context: got error %v, want an error that is not an *audit.DataError", err)
-			}
-		})
-	}
+	storetest.EachSQL(t, func(t *testing.T, sdb *sqlstore.DB) {
+		db := audit.NewSQLStore(sdb)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err := db.InsertLogs(ctx, []audit.Record{{RequestID: "r", Model: "bad\x00", Entry: []byte(`{}`)}})
+		var de *audit.DataError
+		if err == nil || errors.As(err, &de) {
+			t.Errorf("InsertLogs with a cancelled context: got error %v, want an error that is not an *audit.DataError", err)
+		}
+	})
 }
 
 // TestInsertLogsNoRequestID checks that a record without a RequestID is
 // refused alone.
 func TestInsertLogsNoRequestID(t *testing.T) {
-	db := open(t, backends[0].url(t))
+	db := audit.NewSQLStore(storetest.OpenSQL(t, storetest.SQLBackends[0].URL(t)))
 	recs := []audit.Record{{RequestID: "a", KeyID: "k"}, {KeyID: "k"}, {RequestID: "b", KeyID: "k"}}
 	err := db.InsertLogs(t.Context(), recs)
 	var de *audit.DataError

@@ -1,0 +1,131 @@
+package storetest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/store"
+)
+
+// BusKV is what ExerciseBus runs on: the bus, Ping (a consumer that must
+// know whether notifications flow asks it) and Close, which ends every
+// subscription.
+type BusKV interface {
+	store.Bus
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// ExerciseBus checks that a store's Bus behaves as store.Bus documents:
+// fan-out per channel, a slow subscriber never blocking Publish, Ping, and
+// Close ending subscriptions. newStore follows ExerciseValues' rules.
+func ExerciseBus[S BusKV](t *testing.T, newStore func(t *testing.T) S) {
+	t.Helper()
+	open := opener(newStore)
+
+	t.Run("PublishSubscribe", func(t *testing.T) {
+		kv := open(t)
+		ctx := t.Context()
+		if err := kv.Publish(ctx, "nobody", []byte("lost")); err != nil {
+			t.Fatalf("Publish with no subscriber: got error %v, want nil", err)
+		}
+		s1 := subscribe(t, kv, "ch")
+		s2 := subscribe(t, kv, "ch")
+		other := subscribe(t, kv, "other")
+		for _, m := range []string{"m1", "m2", ""} {
+			if err := kv.Publish(ctx, "ch", []byte(m)); err != nil {
+				t.Fatalf("Publish(%q): %v", m, err)
+			}
+		}
+		for i, s := range []store.Subscription{s1, s2} {
+			for _, want := range []string{"m1", "m2", ""} {
+				if got := receive(t, s); got != want {
+					t.Errorf("subscription %d: got %q, want %q", i+1, got, want)
+				}
+			}
+		}
+		// A subscriber of another channel sees only its own channel's messages.
+		if err := kv.Publish(ctx, "other", []byte("o1")); err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		if got := receive(t, other); got != "o1" {
+			t.Errorf("subscription to other: got %q, want %q", got, "o1")
+		}
+
+		if err := s1.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := s1.Close(); err != nil {
+			t.Errorf("second Close: got error %v, want nil", err)
+		}
+		waitClosed(t, s1)
+		if err := kv.Publish(ctx, "ch", []byte("m3")); err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		if got := receive(t, s2); got != "m3" {
+			t.Errorf("remaining subscription: got %q, want %q", got, "m3")
+		}
+	})
+
+	t.Run("SlowSubscriber", func(t *testing.T) {
+		kv := open(t)
+		ctx := t.Context()
+		s := subscribe(t, kv, "ch")
+		const n = 1000
+		done := make(chan error, 1)
+		go func() {
+			for i := range n {
+				if err := kv.Publish(ctx, "ch", []byte(strconv.Itoa(i))); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d Publish calls to a subscriber that never reads did not return", n)
+		}
+		if got := receive(t, s); got != "0" {
+			t.Errorf("first message: got %q, want %q", got, "0")
+		}
+	})
+
+	t.Run("Ping", func(t *testing.T) {
+		kv := open(t)
+		if err := kv.Ping(t.Context()); err != nil {
+			t.Errorf("Ping: got error %v, want nil", err)
+		}
+	})
+
+	t.Run("Close", func(t *testing.T) {
+		kv := open(t)
+		s := subscribe(t, kv, "ch")
+		if err := kv.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		waitClosed(t, s)
+		if err := s.Close(); err != nil {
+			t.Errorf("Subscription.Close after KV.Close: got error %v, want nil", err)
+		}
+		if err := kv.Close(); err != nil {
+			t.Errorf("second Close: got error %v, want nil", err)
+		}
+		if err := kv.Publish(t.Context(), "ch", []byte("m")); err == nil {
+			t.Errorf("Publish after Close: got nil error, want a closed error")
+		}
+		if s, err := kv.Subscribe(t.Context(), "ch"); err == nil {
+			s.Close()
+			t.Errorf("Subscribe after Close: got nil error, want a closed error")
+		}
+		if err := kv.Ping(t.Context()); err == nil {
+			t.Errorf("Ping after Close: got nil error, want a closed error")
+		}
+	})
+}
