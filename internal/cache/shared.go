@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/cache/embed"
 	"github.com/svc-gateway/svc/internal/store"
 )
 
@@ -67,7 +68,17 @@ func (c *Cache) gen(ctx context.Context, ns string) (string, bool) {
 	n, known := g.ns[ns]
 	g.mu.RUnlock()
 	if !loaded {
-		return "", false
+		// The follower has not read the generations yet (a request right
+		// after the start): read them now rather than leave this answer
+		// out of the shared tier.
+		if err := c.refreshGens(ctx); err != nil {
+			c.kvFailed("gen", err)
+			return "", false
+		}
+		g.mu.RLock()
+		global = g.global
+		n, known = g.ns[ns]
+		g.mu.RUnlock()
 	}
 	if !known {
 		v, err := c.readGen(ctx, nsGenPrefix+ns)
@@ -168,6 +179,9 @@ func l2Key(gen, key string) string { return entryPrefix + gen + ":" + key }
 // flushes, refreshes the generations, expires entries and publishes this
 // replica's gauges. It returns nil when ctx ends.
 func (c *Cache) Run(ctx context.Context) error {
+	// The verification's lexicon, decoded now rather than on the first
+	// cacheable request's path.
+	go embed.Warm()
 	node := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var since time.Time
 	loadedLog := false

@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,7 +102,13 @@ type Proxy struct {
 	models *modelCache
 	// running are the exchanges in flight, which Abort ends.
 	running inflight
+	// spending counts the provider spend additions off the response path.
+	spending sync.WaitGroup
 }
+
+// Settled waits until the provider spend of every finished exchange has
+// been added (the process calls it before its stores close).
+func (p *Proxy) Settled() { p.spending.Wait() }
 
 // Abort ends every exchange still running with a 503 shutting_down (a
 // stream with its error event), for the server to call when its drain

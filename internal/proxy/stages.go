@@ -64,7 +64,11 @@ func (p *Proxy) finish(x *pipeline.Exchange) {
 		x.UpstreamDone(x.Upstream, upstreamFailed(x))
 	}
 	if p.d.Spend != nil && x.Cost > 0 && p.hasDailyBudget(x.Provider) {
-		go p.d.Spend.Add(context.Background(), x.Provider, x.Cost, time.Now())
+		p.spending.Add(1)
+		go func() {
+			defer p.spending.Done()
+			p.d.Spend.Add(context.Background(), x.Provider, x.Cost, time.Now())
+		}()
 	}
 	if x.Err != nil && x.Provider != "" && upstreamFailed(x) && !noted(x.Err) {
 		p.noteFailure(x, x.Err)

@@ -123,6 +123,8 @@ func newProxy(s *System) (*app.Service, error) {
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 	})
+	// Provider spend still being added finishes before the stores close.
+	s.onClose(px.Settled)
 	srv, err := s.serve(config.Proxy, px)
 	if err != nil {
 		return nil, err
