@@ -97,9 +97,10 @@ type Options struct {
 	// included) first reaches its cap. It is called on the request's
 	// goroutine and must not block.
 	OnBudget func(ev BudgetEvent)
-	// MeterSpend counts the spend of virtual keys without a cap too (one
-	// store call after each call that cost something, off its path), so
-	// Spends reports every key that spent (the svc_vkey_spend_usd gauge).
+	// MeterSpend counts the spend of virtual keys without a cap too (added
+	// up in memory and to their counters once a second by Run; a key with
+	// limits but no cap, in its settlement), so Spends reports every key
+	// that spent (the svc_vkey_spend_usd gauge).
 	MeterSpend bool
 	// Log receives warnings (store down, failed settlements); nil:
 	// slog.Default().
@@ -149,6 +150,9 @@ type Limiter struct {
 	// spenders are the virtual keys whose spend counter this process
 	// changed, with their budget period: Spends reads their counters.
 	spenders sync.Map // key id → period
+	// meter holds the spend of keys without limits until Run adds it to
+	// their counters.
+	meter    spendMeter
 	log      *slog.Logger
 	counter  PromptCounter
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
@@ -156,8 +160,14 @@ type Limiter struct {
 	settling sync.WaitGroup
 }
 
-// Settled waits until every settlement this limiter started has applied.
-func (l *Limiter) Settled() { l.settling.Wait() }
+// Settled waits until every settlement this limiter started has applied,
+// and adds the metered spend not yet flushed to its counters.
+func (l *Limiter) Settled() {
+	l.settling.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	l.flushSpend(ctx)
+}
 
 // New returns a Limiter keeping its counters in kv and pricing estimates
 // with prices (nil: every model is unpriced).

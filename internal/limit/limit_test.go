@@ -951,3 +951,34 @@ func TestSpendMeteredWithoutCap(t *testing.T) {
 		t.Errorf("a call that cost nothing made %d store calls, want 0", n)
 	}
 }
+
+// TestSpendMeterAcrossPeriods: spend metered for a key without limits lands
+// in the counter of the period it was spent in, also when the period turns
+// before the flush.
+func TestSpendMeterAcrossPeriods(t *testing.T) {
+	kv := newMemKV(t)
+	clk := &clock{now: time.Date(2026, 3, 10, 23, 59, 59, 0, time.UTC)}
+	l := newTest(kv, testPrices(t), Options{MeterSpend: true, Now: clk.Now})
+	free := &principal{Kind: identity.VirtualKey, ID: "free", BudgetPeriod: "daily"}
+	h := pipeline.Chain(answer(1000, 250), l.Stage(testLimits))
+	if _, err := h(t.Context(), chatExchange(free, 10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(time.Date(2026, 3, 11, 0, 0, 1, 0, time.UTC))
+	for range 2 {
+		if _, err := h(t.Context(), chatExchange(free, 10, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Settled()
+	for day, want := range map[int]int64{10: 1500, 11: 3000} {
+		key := spendKey(identity.VirtualKey, "free", "daily", time.Date(2026, 3, day, 0, 0, 0, 0, time.UTC))
+		b, err := kv.Get(t.Context(), key)
+		if err != nil || string(b) != strconv.FormatInt(want, 10) {
+			t.Errorf("March %d spend counter = %q, %v; want %d micro-dollars", day, b, err, want)
+		}
+	}
+	if got := l.Spends(t.Context())["free"]; !near(got, 0.003) {
+		t.Errorf("Spends = %v, want the current day's 0.003", got)
+	}
+}

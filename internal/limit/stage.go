@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
-	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
@@ -52,7 +51,7 @@ func (l *Limiter) Stage(src Source) pipeline.Middleware {
 				}
 			}
 			if !lim.Any() && !l.hourlyApplies(p) {
-				return l.meter(ctx, x, p, lim, next)
+				return l.meterCall(ctx, x, p, lim, next)
 			}
 			if x.Header == nil {
 				x.Header = make(http.Header)
@@ -102,17 +101,6 @@ func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, next pipeline.
 		settle()
 	}
 	return resp, err
-}
-
-// meter runs next for a principal without limits and, when it is a
-// virtual key and spend is metered (Options.MeterSpend), counts what the
-// call cost in the key's spend counter once it ended, off its path.
-func (l *Limiter) meter(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, lim Limits, next pipeline.Handler) (*pipeline.Response, error) {
-	if !l.meterSpend || p.Kind != identity.VirtualKey {
-		return next(ctx, x)
-	}
-	a := &Admission{l: l, p: p, lim: lim, spend: l.spendCounter(p, lim)}
-	return l.call(ctx, x, next, a)
 }
 
 // DefaultCompletionReserve is the completion a spend reservation assumes when

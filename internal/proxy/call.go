@@ -55,8 +55,8 @@ func (p *Proxy) call(r *routeSpec) pipeline.Handler {
 		}
 		resp, err := p.callWith(ctx, r, x, prov, key)
 		if err != nil {
-			if e := shutdownError(ctx); e != nil {
-				return nil, e
+			if p.aborting.Load() {
+				return nil, errShuttingDown
 			}
 			return nil, apierr.Scrub(err, key)
 		}
@@ -83,22 +83,13 @@ func (p *Proxy) callWith(ctx context.Context, r *routeSpec, x *pipeline.Exchange
 	out := a.resp
 	switch {
 	case out.Stream != nil:
-		info, meter := a.info, &streamMeter{}
-		out.Stream = pipeline.Observe(cutByShutdown{provider.ScrubStream(out.Stream, key), ctx}, meter.add, func(error) {
-			x.Upstream = time.Since(start)
-			if info != nil {
-				x.Usage, x.ResponseModel = info.Usage, info.Model
-			}
-			if x.Usage.Total() == 0 {
-				// Cut by the client before the provider's usage came, or a
-				// provider that sends none: charge the prompt and what was
-				// streamed, estimated.
-				x.Usage, x.UsageEstimated = estimatedUsage(x, meter), true
-			}
-			x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
-		})
+		out.Stream = p.upstream(x, prov.Name, key, out.Stream, a.info, resp.Body, start)
 	case out.Raw != nil:
-		out.Raw = pipeline.ObserveReader(out.Raw, func(error) { x.Upstream = time.Since(start) })
+		h := p.running.add(out.Raw)
+		out.Raw = pipeline.ObserveReader(out.Raw, func(error) {
+			p.running.remove(h)
+			x.Upstream = time.Since(start)
+		})
 	default:
 		x.Cost = p.cost(prov.Name, x.UpstreamModel, x.ResponseModel, &x.Usage)
 	}

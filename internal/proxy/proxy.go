@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,8 +101,10 @@ type Deps struct {
 type Proxy struct {
 	d      Deps
 	models *modelCache
-	// running are the exchanges in flight, which Abort ends.
-	running inflight
+	// running are the upstream bodies of streams in flight, which Abort
+	// closes; aborting is set from then on.
+	running  inflight
+	aborting atomic.Bool
 	// spending counts the provider spend additions off the response path.
 	spending sync.WaitGroup
 }
@@ -109,11 +112,6 @@ type Proxy struct {
 // Settled waits until the provider spend of every finished exchange has
 // been added (the process calls it before its stores close).
 func (p *Proxy) Settled() { p.spending.Wait() }
-
-// Abort ends every exchange still running with a 503 shutting_down (a
-// stream with its error event), for the server to call when its drain
-// time has passed.
-func (p *Proxy) Abort() { p.running.cancelAll(errShutdown) }
 
 // New assembles the proxy.
 func New(d Deps) *Proxy {

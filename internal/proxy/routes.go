@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/auth"
@@ -83,21 +82,12 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 	return append(st, pipeline.Stage{Name: "route", Wrap: p.route})
 }
 
-// handler serves r: its chain, then the answer in its dialect. The
-// exchange's context ends with the request, or with errShutdown when the
-// server's drain time has passed (Abort): its upstream call ends then and
-// the client is told why.
+// handler serves r: its chain, then the answer in its dialect.
 func (p *Proxy) handler(r *routeSpec) http.HandlerFunc {
 	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{})...)
 	return func(w http.ResponseWriter, req *http.Request) {
-		ctx, cancel := context.WithCancelCause(req.Context())
-		remove := p.running.add(cancel)
-		defer func() {
-			remove()
-			cancel(nil)
-		}()
 		x := newExchange(req, r.endpoint)
-		resp, err := h(ctx, x)
+		resp, err := h(req.Context(), x)
 		p.write(w, x, resp, err, r.dialect)
 	}
 }

@@ -25,6 +25,9 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 		p.d.Metrics.InFlight.Inc()
 		resp, err := next(ctx, x)
 		if err != nil {
+			if p.aborting.Load() && apierr.KindOf(err) == apierr.ClientClosed {
+				err = errShuttingDown // its connection was closed past the drain time
+			}
 			x.Err = err
 			x.Status = apierr.From(err).Status()
 			p.finish(x)
@@ -33,7 +36,10 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 		x.Status = resp.Status
 		onEnd := func(err error) {
 			if err != nil {
-				if errors.Is(err, pipeline.ErrAbandoned) {
+				switch {
+				case p.aborting.Load():
+					err = errShuttingDown // its connection was closed past the drain time
+				case errors.Is(err, pipeline.ErrAbandoned):
 					err = apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the stream", err)
 				}
 				x.Err = err
@@ -248,8 +254,8 @@ func (p *Proxy) route(next pipeline.Handler) pipeline.Handler {
 			if wait := plan.Backoff(attempt + 1); wait > 0 {
 				select {
 				case <-ctx.Done():
-					if e := shutdownError(ctx); e != nil {
-						return nil, e
+					if p.aborting.Load() {
+						return nil, errShuttingDown
 					}
 					return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", ctx.Err())
 				case <-time.After(wait):

@@ -425,6 +425,7 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
 			},
 			MeterSpend: true})
+		s.runs("spend-meter", l.Run)
 		m.VKeySpend.SetSource(func() map[string]float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
