@@ -4,7 +4,7 @@
 // behind GET /api/vas/logs and /api/vas/metrics. SQLStore is the Store on
 // SQL (store_sql.go).
 //
-// proxy, mgmt and wire import audit. It imports pipeline, identity, store,
+// proxy, mgmt and wire import audit. It imports pipeline, store,
 // store/sqlstore, metrics and apierr.
 package audit
 

@@ -2,10 +2,10 @@ package audit
 
 import (
 	"context"
-	"runtime"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 

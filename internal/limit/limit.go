@@ -15,7 +15,7 @@
 // the exchange, admits, and settles when the exchange ends; the tool and
 // agent gateways call the core with their own estimates.
 //
-// limit imports apierr, identity, llm, pipeline, pricing and store; the
+// limit imports apierr, identity, llm, pipeline, pricing, store and tokens; the
 // proxy, mgmt (budget endpoint) and wire import it.
 //
 // # One store call before the provider call
