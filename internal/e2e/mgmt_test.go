@@ -153,6 +153,9 @@ func TestVirtualKeyLifecycle(t *testing.T) {
 	for _, bad := range []map[string]any{
 		{"budget_period": "hourly"}, {"max_budget_usd": -1}, {"rpm_limit": -5}, {"alias": 5}, {"colour": "red"},
 		{"max_budget_usd": 1, "monthly_spend_cap": 2}, {"model_restrictions": []string{""}},
+		// A cap of 0 is not "no cap"; below a micro-dollar cannot be metered.
+		{"max_budget_usd": 0}, {"monthly_spend_cap": 0}, {"max_budget_usd": 0.0000001}, {"max_budget_usd": 1e12},
+		{"rpm_limit": 1e12}, {"tpm_limit": 9223372036854775807},
 	} {
 		if code := g.admin("POST", "/api/enterprise/vkeys", bad, nil); code != 400 {
 			t.Errorf("create %v: %d, want 400", bad, code)

@@ -38,6 +38,15 @@ func (b *createKeyBody) params() (auth.CreateParams, error) {
 	case b.Name != nil:
 		p.Alias = *b.Name
 	}
+	for _, c := range []struct {
+		name string
+		v    *float64
+	}{{"max_budget_usd", b.MaxBudgetUSD}, {"monthly_spend_cap", b.MonthlySpendCap}} {
+		if c.v != nil && *c.v == 0 {
+			// A cap of 0 used to mean "no cap"; a cap never means that.
+			return p, apierr.BadParam(c.name, "%s must be positive: omit it for no spend cap (to stop a key spending, revoke it)", c.name)
+		}
+	}
 	switch {
 	case b.MaxBudgetUSD != nil && b.MonthlySpendCap != nil:
 		return p, apierr.BadParam("monthly_spend_cap", "send max_budget_usd or monthly_spend_cap, not both")
