@@ -113,22 +113,7 @@ func (embeddingsCall) request(ctx context.Context, x *pipeline.Exchange, prov *p
 	}
 	r := *x.Embeddings
 	r.Model = x.UpstreamModel
-	req, err := ea.NewEmbeddingsRequest(ctx, prov.Deployment(x.UpstreamModel), &r)
-	if err != nil {
-		return nil, nil, err
-	}
-	return req, func(x *pipeline.Exchange, _ *http.Response, body func() ([]byte, error)) (answer, error) {
-		raw, err := body()
-		if err != nil {
-			return answer{}, err
-		}
-		out, usage, err := ea.DecodeEmbeddings(&r, raw)
-		if err != nil {
-			return answer{}, err
-		}
-		x.Usage = usage
-		return answer{resp: &pipeline.Response{Status: http.StatusOK, Body: out, Header: jsonHeader.Clone()}}, nil
-	}, nil
+	return translated(ctx, x, prov, &r, ea.NewEmbeddingsRequest, ea.DecodeEmbeddings)
 }
 
 // rerankCall is /v1/rerank: translated for providers that rerank (Cohere),
@@ -142,7 +127,16 @@ func (rerankCall) request(ctx context.Context, x *pipeline.Exchange, prov *provi
 	}
 	r := *x.Rerank
 	r.Model = x.UpstreamModel
-	req, err := ra.NewRerankRequest(ctx, prov.Deployment(x.UpstreamModel), &r)
+	return translated(ctx, x, prov, &r, ra.NewRerankRequest, ra.DecodeRerank)
+}
+
+// translated is the call of an endpoint an adapter translates: build the
+// upstream request from r, and decode the answer to r into OpenAI's shape
+// with its usage.
+func translated[R any](ctx context.Context, x *pipeline.Exchange, prov *provider.Provider, r *R,
+	build func(context.Context, provider.Deployment, *R) (*http.Request, error),
+	decode func(*R, []byte) ([]byte, llm.Usage, error)) (*http.Request, reader, error) {
+	req, err := build(ctx, prov.Deployment(x.UpstreamModel), r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,7 +145,7 @@ func (rerankCall) request(ctx context.Context, x *pipeline.Exchange, prov *provi
 		if err != nil {
 			return answer{}, err
 		}
-		out, usage, err := ra.DecodeRerank(&r, raw)
+		out, usage, err := decode(r, raw)
 		if err != nil {
 			return answer{}, err
 		}

@@ -225,13 +225,22 @@ func durableKey(key string) bool {
 		strings.HasPrefix(key, "limit:{") && strings.Contains(key, "}:spend:")
 }
 
-// Probes are the readiness checks of every component: the stores.
-func (s *System) Probes() (map[string]app.Probe, error) {
+// stores is SQL and KV together, which most parts need.
+func (s *System) stores() (*sqlstore.DB, store.KV, error) {
 	db, err := s.SQL()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kv, err := s.KV()
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, kv, nil
+}
+
+// Probes are the readiness checks of every component: the stores.
+func (s *System) Probes() (map[string]app.Probe, error) {
+	db, kv, err := s.stores()
 	if err != nil {
 		return nil, err
 	}
@@ -255,11 +264,7 @@ func (s *System) Metrics() *metrics.Metrics {
 // stores close.
 func (s *System) Audit() (*audit.Logger, error) {
 	return s.audit.get(func() (*audit.Logger, error) {
-		db, err := s.SQL()
-		if err != nil {
-			return nil, err
-		}
-		kv, err := s.KV()
+		db, kv, err := s.stores()
 		if err != nil {
 			return nil, err
 		}
@@ -274,11 +279,7 @@ func (s *System) Audit() (*audit.Logger, error) {
 // Keys are the virtual keys, with their invalidation follower.
 func (s *System) Keys() (*auth.Keys, error) {
 	return s.keys.get(func() (*auth.Keys, error) {
-		db, err := s.SQL()
-		if err != nil {
-			return nil, err
-		}
-		kv, err := s.KV()
+		db, kv, err := s.stores()
 		if err != nil {
 			return nil, err
 		}
@@ -298,11 +299,7 @@ func (s *System) Registry() *provider.Registry {
 // invalidation follower.
 func (s *System) Vault() (*keyvault.Vault, error) {
 	return s.vault.get(func() (*keyvault.Vault, error) {
-		db, err := s.SQL()
-		if err != nil {
-			return nil, err
-		}
-		kv, err := s.KV()
+		db, kv, err := s.stores()
 		if err != nil {
 			return nil, err
 		}
@@ -325,11 +322,7 @@ func (s *System) Vault() (*keyvault.Vault, error) {
 // Routing is the live routing configuration, loaded now and followed after.
 func (s *System) Routing() (*route.Live, error) {
 	return s.routing.get(func() (*route.Live, error) {
-		db, err := s.SQL()
-		if err != nil {
-			return nil, err
-		}
-		kv, err := s.KV()
+		db, kv, err := s.stores()
 		if err != nil {
 			return nil, err
 		}

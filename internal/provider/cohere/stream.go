@@ -37,16 +37,16 @@ func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo
 }
 
 type stream struct {
-	body    io.ReadCloser
-	r       *sse.Reader
-	info    *provider.StreamInfo
-	created int64
-	id      string
-	tool    int  // OpenAI index of the current tool call; -1 before the first
-	usage   bool // the usage chunk is due
-	done    bool
-	err     error // sticky: Next after a failure fails the same way
-	buf     []byte
+	body       io.ReadCloser
+	r          *sse.Reader
+	info       *provider.StreamInfo
+	created    int64
+	id         string
+	tool       int  // OpenAI index of the current tool call; -1 before the first
+	usage      bool // the usage chunk is due
+	done       bool
+	llm.Sticky // Next after a failure fails the same way
+	buf        []byte
 }
 
 // event is the part of a Cohere stream event the stream reads.
@@ -118,16 +118,8 @@ func (t *toolCallDelta) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-func (s *stream) Next() (sse.Event, error) {
-	if s.err != nil {
-		return sse.Event{}, s.err
-	}
-	ev, err := s.next()
-	if err != nil && !errors.Is(err, io.EOF) {
-		s.err = err
-	}
-	return ev, err
-}
+// Next is next with its failure made final (llm.Sticky).
+func (s *stream) Next() (sse.Event, error) { return s.Sticky.Next(s.next) }
 
 func (s *stream) next() (sse.Event, error) {
 	for {

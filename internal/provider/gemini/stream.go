@@ -40,28 +40,20 @@ type stream struct {
 	id      string
 	created int64
 
-	started  [maxCandidates]bool // role sent, per candidate
-	calls    [maxCandidates]int  // tool calls sent, per candidate
-	finished bool                // a finishReason arrived
-	gotUsage bool
-	ended    bool  // the usage chunk (if any) was sent: only EOF remains
-	err      error // sticky: Next after a failure fails the same way
+	started    [maxCandidates]bool // role sent, per candidate
+	calls      [maxCandidates]int  // tool calls sent, per candidate
+	finished   bool                // a finishReason arrived
+	gotUsage   bool
+	ended      bool // the usage chunk (if any) was sent: only EOF remains
+	llm.Sticky      // Next after a failure fails the same way
 
 	chunk llm.ChatChunk
 }
 
 var errorPrefix = []byte(`{"error"`)
 
-func (s *stream) Next() (sse.Event, error) {
-	if s.err != nil {
-		return sse.Event{}, s.err
-	}
-	ev, err := s.next()
-	if err != nil && !errors.Is(err, io.EOF) {
-		s.err = err
-	}
-	return ev, err
-}
+// Next is next with its failure made final (llm.Sticky).
+func (s *stream) Next() (sse.Event, error) { return s.Sticky.Next(s.next) }
 
 func (s *stream) next() (sse.Event, error) {
 	for {

@@ -27,11 +27,11 @@ func (a *Adapter) DecodeChatStream(body io.ReadCloser, info *provider.StreamInfo
 }
 
 type stream struct {
-	body io.ReadCloser
-	r    *sse.Reader
-	info *provider.StreamInfo
-	done bool
-	err  error // sticky: Next after a failure fails the same way
+	body       io.ReadCloser
+	r          *sse.Reader
+	info       *provider.StreamInfo
+	done       bool
+	llm.Sticky // Next after a failure fails the same way
 }
 
 var (
@@ -41,16 +41,8 @@ var (
 	toolCallsKey = []byte(`"tool_calls"`)
 )
 
-func (s *stream) Next() (sse.Event, error) {
-	if s.err != nil {
-		return sse.Event{}, s.err
-	}
-	ev, err := s.next()
-	if err != nil && !errors.Is(err, io.EOF) {
-		s.err = err
-	}
-	return ev, err
-}
+// Next is next with its failure made final (llm.Sticky).
+func (s *stream) Next() (sse.Event, error) { return s.Sticky.Next(s.next) }
 
 func (s *stream) next() (sse.Event, error) {
 	for {
