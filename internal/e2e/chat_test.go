@@ -137,16 +137,6 @@ func TestChatStreamWithSDK(t *testing.T) {
 			if httpResp.Header.Get("x-svc-provider") != "openai" || httpResp.Header.Get("content-type") != "text/event-stream" {
 				t.Errorf("headers %v", httpResp.Header)
 			}
-			// Headers: the estimated cost and the time to the first byte;
-			// trailers: the actual cost and the total latency.
-			estimate, _ := strconv.ParseFloat(httpResp.Header.Get("x-svc-cost-usd"), 64)
-			actual, _ := strconv.ParseFloat(httpResp.Trailer.Get("x-svc-cost-usd"), 64)
-			first, _ := strconv.Atoi(httpResp.Header.Get("x-svc-latency-ms"))
-			total, err := strconv.Atoi(httpResp.Trailer.Get("x-svc-latency-ms"))
-			if estimate <= 0 || actual <= 0 || err != nil || total < first {
-				t.Errorf("cost header %q trailer %q, latency header %q trailer %q: want an estimate, the actual cost, and a total latency at least the first byte's",
-					httpResp.Header.Get("x-svc-cost-usd"), httpResp.Trailer.Get("x-svc-cost-usd"), httpResp.Header.Get("x-svc-latency-ms"), httpResp.Trailer.Get("x-svc-latency-ms"))
-			}
 			// svc asked the provider for usage either way, and the model without prefix.
 			var up map[string]any
 			if err := json.Unmarshal(lastChat(t, fake).Body, &up); err != nil {
@@ -162,6 +152,19 @@ func TestChatStreamWithSDK(t *testing.T) {
 		if e["stream"] != true || e["tokens_used"].(float64) == 0 || e["cost"].(float64) <= 0 {
 			t.Errorf("stream entry = %v, want tokens and cost from the stream's usage", e)
 		}
+	}
+
+	// Headers: the estimated cost and the time to the first byte; trailers
+	// (read once the body has been read to its end, which g.post does; the
+	// SDK stops at [DONE]): the actual cost and the total latency.
+	resp, _ := g.post("/v1/chat/completions", key, []byte(`{"model":"openai/gpt-4o","stream":true,"messages":[{"role":"user","content":"count"}]}`), nil)
+	estimate, _ := strconv.ParseFloat(resp.Header.Get("x-svc-cost-usd"), 64)
+	actual, _ := strconv.ParseFloat(resp.Trailer.Get("x-svc-cost-usd"), 64)
+	first, _ := strconv.Atoi(resp.Header.Get("x-svc-latency-ms"))
+	total, err := strconv.Atoi(resp.Trailer.Get("x-svc-latency-ms"))
+	if estimate <= 0 || actual <= 0 || err != nil || total < first {
+		t.Errorf("cost header %q trailer %q, latency header %q trailer %q: want an estimate, the actual cost, and a total latency at least the first byte's",
+			resp.Header.Get("x-svc-cost-usd"), resp.Trailer.Get("x-svc-cost-usd"), resp.Header.Get("x-svc-latency-ms"), resp.Trailer.Get("x-svc-latency-ms"))
 	}
 }
 
