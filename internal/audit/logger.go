@@ -17,12 +17,10 @@ import (
 const HotLogKey = "vas:logs"
 
 // maxBatch bounds one write: one SQL transaction and one hot-tier append.
-// It is small so that the writer never holds a CPU for long: on SQLite (pure
-// Go, preemptible only every 10 ms) a batch of 512 ran up to 10 ms at a time,
-// and with one CPU (GOMAXPROCS=1) every request waiting behind it got that
-// much later: most of svc's p99 there. 64 entries take well under a
-// millisecond; the writer yields between batches.
-const maxBatch = 64
+// The writer yields between batches. (Batches of 64, tried to shorten the
+// writer's runs on one CPU, did not move p99 there and cost 5–7 % of
+// throughput at c=64: docs/benchmarks.md.)
+const maxBatch = 512
 
 // Options configure a Logger.
 type Options struct {
