@@ -65,9 +65,6 @@ type Admission struct {
 	header http.Header // the x-ratelimit-* headers of the answer
 	tpm    *tpmEntry
 	res    *reservation
-	// spend, for a virtual key without a cap whose spend is metered, is the
-	// counter its cost is added to when it ends.
-	spend *reservation
 	// EstimateUSD is the cost reserved (0 without a spend cap).
 	EstimateUSD float64
 }
@@ -174,18 +171,7 @@ func (l *Limiter) Admit(ctx context.Context, p *identity.Principal, lim Limits, 
 	if tpmAt >= 0 {
 		a.tpm = &tpmEntry{key: req.Windows[tpmAt].Key, entry: r.Windows[tpmAt].Entry, estimate: est.Tokens}
 	}
-	if a.res == nil && l.meterSpend && p.Kind == identity.VirtualKey {
-		a.spend = l.spendCounter(p, lim)
-	}
 	return a, nil
-}
-
-// spendCounter is p's spend counter in the current period of lim, for a
-// key whose spend is metered without a cap.
-func (l *Limiter) spendCounter(p *identity.Principal, lim Limits) *reservation {
-	period := Period(lim.BudgetPeriod)
-	start := PeriodStart(period, l.now())
-	return &reservation{key: spendKey(p.Kind, p.ID, period, start), ttl: periodTTL(period, start), period: period}
 }
 
 // hourlyApplies reports whether the hourly cap applies to p (virtual keys).
@@ -225,10 +211,18 @@ func (a *Admission) Header(h http.Header) {
 // what the call used: the tpm entry is rewritten to the actual tokens
 // (keeping its admission time, so the window stays exact) and the
 // reservation adjusted by the actual cost minus the estimate, in one store
-// call. It must be called exactly once, when the call has ended (for a
-// stream, when it ended or was closed). Limiter.Settled waits for it.
+// call. Without a spend cap the cost goes to the spend meter instead (when
+// spend is metered). It must be called exactly once, when the call has
+// ended (for a stream, when it ended or was closed). Limiter.Settled waits
+// for it.
 func (a *Admission) Settle(ctx context.Context, used Used) {
-	if a == nil || (a.tpm == nil && a.res == nil && (a.spend == nil || micros(used.CostUSD) == 0)) {
+	if a == nil {
+		return
+	}
+	if a.res == nil {
+		a.l.meterSpent(a.p, a.lim, used.CostUSD)
+	}
+	if a.tpm == nil && a.res == nil {
 		return
 	}
 	l := a.l
@@ -249,14 +243,9 @@ func (a *Admission) settle(ctx context.Context, used Used) {
 		}
 	}
 	var delta int64
-	switch {
-	case a.res != nil:
+	if a.res != nil {
 		if delta = saturatingSub(micros(used.CostUSD), a.res.amount); delta != 0 {
 			req.Counter = &store.Adjustment{Key: a.res.key, Delta: delta, TTL: a.res.ttl}
-		}
-	case a.spend != nil:
-		if delta = micros(used.CostUSD); delta != 0 {
-			req.Counter = &store.Adjustment{Key: a.spend.key, Delta: delta, TTL: a.spend.ttl}
 		}
 	}
 	if req.Windows == nil && req.Counter == nil {
@@ -270,15 +259,9 @@ func (a *Admission) settle(ctx context.Context, used Used) {
 		return
 	}
 	if req.Counter != nil {
-		if a.res != nil {
-			l.crossed(ctx, p, a.lim, a.res, r.Total-delta, r.Total)
-		}
+		l.crossed(ctx, p, a.lim, a.res, r.Total-delta, r.Total)
 		if p.Kind == identity.VirtualKey {
-			period := a.spend
-			if a.res != nil {
-				period = a.res
-			}
-			l.spenders.Store(p.ID, period.period)
+			l.spenders.Store(p.ID, a.res.period)
 		}
 	}
 }

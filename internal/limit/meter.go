@@ -14,11 +14,12 @@ import (
 // their counters.
 const meterEvery = time.Second
 
-// spendMeter adds up, in memory, what the calls of virtual keys without
-// limits cost, and adds it to their shared spend counters once a second
-// (Flush): one store call per key and second instead of one per call, and
-// nothing on the calls' path. A key with a spend cap is settled call by
-// call instead (Admission.Settle), since its cap needs the exact figure.
+// spendMeter adds up, in memory, what the calls of virtual keys without a
+// spend cap cost, and adds it to their shared spend counters once a second
+// (Limiter.Run): one store call per key and second instead of one per
+// call, and nothing on the calls' path. A key with a spend cap is settled
+// call by call instead (Admission.Settle), since its cap needs the exact
+// figure.
 type spendMeter struct {
 	mu sync.RWMutex
 	m  map[string]*meterEntry // by key id
@@ -121,28 +122,24 @@ func (l *Limiter) Run(ctx context.Context) error {
 	}
 }
 
-// meter runs next for a principal without limits and, when it is a
-// virtual key and spend is metered (Options.MeterSpend), adds what the call
-// cost to the meter once it ended.
+// meterSpent adds what a call of p without a spend cap cost to the meter,
+// when spend is metered and p is a virtual key.
+func (l *Limiter) meterSpent(p *identity.Principal, lim Limits, costUSD float64) {
+	if !l.meterSpend || p.Kind != identity.VirtualKey {
+		return
+	}
+	if n := micros(costUSD); n > 0 {
+		period := Period(lim.BudgetPeriod)
+		l.meter.add(p.ID, period, PeriodStart(period, l.now()), n)
+	}
+}
+
+// meterCall runs next for a principal without limits and, when spend is
+// metered, adds what the call cost to the meter once it ended (an
+// admission that counted nothing, settled as every other).
 func (l *Limiter) meterCall(ctx context.Context, x *pipeline.Exchange, p *identity.Principal, lim Limits, next pipeline.Handler) (*pipeline.Response, error) {
 	if !l.meterSpend || p.Kind != identity.VirtualKey {
 		return next(ctx, x)
 	}
-	period := Period(lim.BudgetPeriod)
-	add := func() {
-		if n := micros(x.Cost); n > 0 {
-			l.meter.add(p.ID, period, PeriodStart(period, l.now()), n)
-		}
-	}
-	resp, err := next(ctx, x)
-	switch {
-	case err != nil || resp == nil:
-	case resp.Stream != nil:
-		resp.Stream = pipeline.Observe(resp.Stream, nil, func(error) { add() })
-	case resp.Raw != nil:
-		resp.Raw = pipeline.ObserveReader(resp.Raw, func(error) { add() })
-	default:
-		add()
-	}
-	return resp, err
+	return l.call(ctx, x, next, &Admission{l: l, p: p, lim: lim})
 }

@@ -78,7 +78,7 @@ func (l *Limiter) Stage(src Source) pipeline.Middleware {
 // the proxy's recovery into a 500 leaves no reservation or estimate
 // behind; the panic goes on unchanged).
 func (l *Limiter) call(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler, a *Admission) (*pipeline.Response, error) {
-	if a == nil || (a.tpm == nil && a.res == nil && a.spend == nil) {
+	if a == nil {
 		return next(ctx, x)
 	}
 	settle := func() { a.Settle(ctx, Used{Tokens: x.Usage.Total(), CostUSD: x.Cost}) }
@@ -174,13 +174,7 @@ func (l *Limiter) estimate(x *pipeline.Exchange) estimated {
 	}
 	var e estimated
 	if c := x.Chat; c != nil {
-		e.prompt = l.counter.ChatPrompt(model, c)
-		switch {
-		case c.MaxCompletionTokens != nil:
-			e.completion = int64(*c.MaxCompletionTokens)
-		case c.MaxTokens != nil:
-			e.completion = int64(*c.MaxTokens)
-		}
+		e.prompt, e.completion = l.counter.ChatPrompt(model, c), c.MaxOutput()
 		return e.clamped()
 	}
 	b := bytes.TrimLeft(x.Body, " \t\r\n")

@@ -124,3 +124,15 @@ func jsonNames(t reflect.Type) map[string]struct{} {
 	}
 	return m
 }
+
+// MaxOutput is the most completion tokens r asks for: max_completion_tokens,
+// else max_tokens; 0 when it sets neither.
+func (r *ChatRequest) MaxOutput() int64 {
+	switch {
+	case r.MaxCompletionTokens != nil:
+		return int64(*r.MaxCompletionTokens)
+	case r.MaxTokens != nil:
+		return int64(*r.MaxTokens)
+	}
+	return 0
+}

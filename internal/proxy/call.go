@@ -55,9 +55,6 @@ func (p *Proxy) call(r *routeSpec) pipeline.Handler {
 		}
 		resp, err := p.callWith(ctx, r, x, prov, key)
 		if err != nil {
-			if p.aborting.Load() {
-				return nil, errShuttingDown
-			}
 			return nil, apierr.Scrub(err, key)
 		}
 		return resp, nil

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 )
@@ -18,60 +17,49 @@ var errShuttingDown = apierr.Wrap(apierr.Unavailable, "shutting_down",
 // Abort ends the exchanges still running, for the server to call when its
 // drain time has passed: every stream (and raw body) in flight has its
 // upstream body closed, so it ends with a 503 shutting_down error event
-// right away, and every exchange that fails from then on is recorded as cut
-// by the shutdown (the connections of requests still waiting for an answer
-// are closed next, by the server).
+// right away (upstreamStream), and every exchange that fails from then on
+// is recorded as cut by the shutdown (the record stage; the connections of
+// requests still waiting for an answer are closed next, by the server).
 func (p *Proxy) Abort() {
 	p.aborting.Store(true)
 	p.running.closeAll()
 }
 
 // inflight holds the upstream bodies of the streams in flight, so that
-// Abort can end them. It is sharded: every stream adds and removes itself,
-// and one mutex would be contended at high concurrency.
+// Abort can end them.
 type inflight struct {
-	next   atomic.Uint64
-	shards [inflightShards]struct {
-		mu sync.Mutex
-		m  map[uint64]io.Closer
-		_  [48]byte // keep shards on separate cache lines
-	}
+	mu   sync.Mutex
+	next handle
+	m    map[handle]io.Closer
 }
-
-const inflightShards = 32
 
 // handle identifies an entry of inflight.
 type handle uint64
 
 // add registers c and returns its handle.
 func (f *inflight) add(c io.Closer) handle {
-	id := f.next.Add(1)
-	s := &f.shards[id%inflightShards]
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[uint64]io.Closer)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = make(map[handle]io.Closer)
 	}
-	s.m[id] = c
-	s.mu.Unlock()
-	return handle(id)
+	f.next++
+	f.m[f.next] = c
+	return f.next
 }
 
 // remove drops the entry of h.
 func (f *inflight) remove(h handle) {
-	s := &f.shards[uint64(h)%inflightShards]
-	s.mu.Lock()
-	delete(s.m, uint64(h))
-	s.mu.Unlock()
+	f.mu.Lock()
+	delete(f.m, h)
+	f.mu.Unlock()
 }
 
 // closeAll closes every registered body.
 func (f *inflight) closeAll() {
-	for i := range f.shards {
-		s := &f.shards[i]
-		s.mu.Lock()
-		for _, c := range s.m {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.m {
+		_ = c.Close()
 	}
 }

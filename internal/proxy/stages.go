@@ -26,7 +26,9 @@ func (p *Proxy) record(next pipeline.Handler) pipeline.Handler {
 		resp, err := next(ctx, x)
 		if err != nil {
 			if p.aborting.Load() && apierr.KindOf(err) == apierr.ClientClosed {
-				err = errShuttingDown // its connection was closed past the drain time
+				// Its connection was closed past the drain time: the one
+				// place a cut exchange is recorded as what it was.
+				err = errShuttingDown
 			}
 			x.Err = err
 			x.Status = apierr.From(err).Status()
@@ -254,9 +256,6 @@ func (p *Proxy) route(next pipeline.Handler) pipeline.Handler {
 			if wait := plan.Backoff(attempt + 1); wait > 0 {
 				select {
 				case <-ctx.Done():
-					if p.aborting.Load() {
-						return nil, errShuttingDown
-					}
 					return nil, apierr.Wrap(apierr.ClientClosed, "client_closed", "the client closed the request", ctx.Err())
 				case <-time.After(wait):
 				}

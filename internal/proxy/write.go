@@ -145,13 +145,8 @@ func (p *Proxy) estimatedCost(x *pipeline.Exchange) float64 {
 		return x.EstimatedCost
 	}
 	var completion int64
-	if c := x.Chat; c != nil {
-		switch {
-		case c.MaxCompletionTokens != nil:
-			completion = int64(*c.MaxCompletionTokens)
-		case c.MaxTokens != nil:
-			completion = int64(*c.MaxTokens)
-		}
+	if x.Chat != nil {
+		completion = x.Chat.MaxOutput()
 	}
 	u := llm.Usage{PromptTokens: int64(len(x.Body)+3) / 4, CompletionTokens: completion}
 	return p.cost(x.Provider, x.UpstreamModel, "", &u)

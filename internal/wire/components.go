@@ -41,6 +41,22 @@ func Components() []string {
 	return out
 }
 
+// part is f's result, or the zero value when an earlier part failed or f
+// fails (its error is kept in *err): a constructor takes its parts in a row
+// and checks the error once.
+func part[T any](err *error, f func() (T, error)) T {
+	var zero T
+	if *err != nil {
+		return zero
+	}
+	v, e := f()
+	if e != nil {
+		*err = e
+		return zero
+	}
+	return v
+}
+
 // serve binds the component's port now (so a taken port fails the start)
 // and wraps h with what every component has: panic recovery and the body
 // read timeout.
@@ -55,57 +71,25 @@ func (s *System) serve(name string, h interface{ Handler() http.Handler }) (*app
 }
 
 func newProxy(s *System) (*app.Service, error) {
-	keys, err := s.Keys()
-	if err != nil {
-		return nil, err
-	}
-	vault, err := s.Vault()
-	if err != nil {
-		return nil, err
-	}
-	live, err := s.Routing()
-	if err != nil {
-		return nil, err
-	}
-	tracker, err := s.Health()
-	if err != nil {
-		return nil, err
-	}
-	spend, err := s.Spend()
-	if err != nil {
-		return nil, err
-	}
-	prices, err := s.Prices()
-	if err != nil {
-		return nil, err
-	}
-	limiter, err := s.Limiter()
-	if err != nil {
-		return nil, err
-	}
-	logger, err := s.Audit()
-	if err != nil {
-		return nil, err
-	}
-	kv, err := s.KV()
-	if err != nil {
-		return nil, err
-	}
-	probes, err := s.Probes()
+	var err error
+	keys := part(&err, s.Keys)
+	vault := part(&err, s.Vault)
+	live := part(&err, s.Routing)
+	tracker := part(&err, s.Health)
+	spend := part(&err, s.Spend)
+	prices := part(&err, s.Prices)
+	limiter := part(&err, s.Limiter)
+	logger := part(&err, s.Audit)
+	kv := part(&err, s.KV)
+	probes := part(&err, s.Probes)
+	failures := part(&err, s.Failures)
+	known := part(&err, s.Known)
 	if err != nil {
 		return nil, err
 	}
 	// The proxy is ready only while its providers answer (from the health
 	// figures it keeps anyway; no extra calls).
 	probes["providers"] = tracker.Probe
-	failures, err := s.Failures()
-	if err != nil {
-		return nil, err
-	}
-	known, err := s.Known()
-	if err != nil {
-		return nil, err
-	}
 	cfg, reg := s.Config, s.Registry()
 	resolver := route.NewResolver(reg).WithSources(route.Sources{
 		Config: live.Current, Health: tracker, Prices: perToken{prices}, Budgets: spend,
@@ -141,43 +125,17 @@ func newProxy(s *System) (*app.Service, error) {
 }
 
 func newManagement(s *System) (*app.Service, error) {
-	admin, err := s.AdminKey()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := s.Keys()
-	if err != nil {
-		return nil, err
-	}
-	vault, err := s.Vault()
-	if err != nil {
-		return nil, err
-	}
-	db, err := s.SQL()
-	if err != nil {
-		return nil, err
-	}
-	tracker, err := s.Health()
-	if err != nil {
-		return nil, err
-	}
-	live, err := s.Routing()
-	if err != nil {
-		return nil, err
-	}
-	limiter, err := s.Limiter()
-	if err != nil {
-		return nil, err
-	}
-	kv, err := s.KV()
-	if err != nil {
-		return nil, err
-	}
-	probes, err := s.Probes()
-	if err != nil {
-		return nil, err
-	}
-	failures, err := s.Failures()
+	var err error
+	admin := part(&err, s.AdminKey)
+	keys := part(&err, s.Keys)
+	vault := part(&err, s.Vault)
+	db := part(&err, s.SQL)
+	tracker := part(&err, s.Health)
+	live := part(&err, s.Routing)
+	limiter := part(&err, s.Limiter)
+	kv := part(&err, s.KV)
+	probes := part(&err, s.Probes)
+	failures := part(&err, s.Failures)
 	if err != nil {
 		return nil, err
 	}
