@@ -86,6 +86,9 @@ type Config struct {
 	KeyCacheTTL        time.Duration // SVC_KEY_CACHE_TTL: virtual-key lookup cache
 	PprofAddr          string        // SVC_PPROF_ADDR: opt-in net/http/pprof listener (loopback only)
 	HourlyRequests     int           // RATE_LIMIT_REQUESTS_PER_HOUR: per-key hourly cap, 0 = off
+	// ResponsesRetention (SVC_RESPONSES_RETENTION) is how long svc keeps
+	// the Responses API records that previous_response_id continues.
+	ResponsesRetention time.Duration
 
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
@@ -130,6 +133,10 @@ type ProviderSettings struct {
 	Project    string // <PROVIDER>_PROJECT (Vertex AI)
 	Location   string // <PROVIDER>_LOCATION (Vertex AI)
 	Enabled    *bool  // nil when not set
+	// ResponsesAPI (<PROVIDER>_RESPONSES_API) says whether an
+	// OpenAI-compatible provider serves /v1/responses itself; nil: the
+	// catalog's default (OpenAI does).
+	ResponsesAPI *bool
 }
 
 // Split reports whether the chosen components leave others to run in other
@@ -304,6 +311,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
+		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
 	}
 	c.Cache = CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),

@@ -202,7 +202,7 @@ func specIndex(name string) int {
 	return len(Components)
 }
 
-var providerSuffixes = []string{"_API_KEY", "_API_BASE", "_API_VERSION", "_ENABLED", "_REGION", "_PROJECT", "_LOCATION"}
+var providerSuffixes = []string{"_API_KEY", "_API_BASE", "_API_VERSION", "_ENABLED", "_REGION", "_PROJECT", "_LOCATION", "_RESPONSES_API"}
 
 // isProviderSetting reports whether name is a <PROVIDER>_* setting.
 func isProviderSetting(name string) bool {
@@ -283,12 +283,16 @@ func (p *parser) providers() map[string]ProviderSettings {
 				ps.Project = v
 			case "_LOCATION":
 				ps.Location = v
-			case "_ENABLED":
+			case "_ENABLED", "_RESPONSES_API":
 				b, err := parseBool(v)
 				if err != nil {
 					p.bad(n, fmt.Sprintf("must be true or false, got %q", v))
 				}
-				ps.Enabled = &b
+				if suf == "_ENABLED" {
+					ps.Enabled = &b
+				} else {
+					ps.ResponsesAPI = &b
+				}
 			}
 			out[name] = ps
 		}

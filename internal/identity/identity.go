@@ -43,12 +43,16 @@ type Principal struct {
 	MaskedKey string // display prefix of the credential, never the secret
 }
 
+// Caller is the principal itself, "<kind>:<id>": what a caller's own
+// records (kept responses) are scoped to.
+func (p *Principal) Caller() string { return p.Kind.String() + ":" + p.ID }
+
 // Tenant is the principal's isolation scope: its team, or itself.
 func (p *Principal) Tenant() string {
 	if p.TeamID != "" {
 		return "team:" + p.TeamID
 	}
-	return p.Kind.String() + ":" + p.ID
+	return p.Caller()
 }
 
 type ctxKey struct{}

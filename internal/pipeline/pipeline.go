@@ -5,8 +5,9 @@
 // buffering it.
 //
 // The proxy, its stages (auth, limit, cache, compliance, route, audit) and the
-// wire package import pipeline. It imports llm, llm/sse, identity and route
-// (the routing plan an exchange carries).
+// wire package import pipeline. It imports llm, llm/sse, identity, route
+// (the routing plan an exchange carries) and responses (a Responses
+// request and the conversation it continues).
 package pipeline
 
 import (
@@ -17,6 +18,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/responses"
 	"github.com/svc-gateway/svc/internal/route"
 )
 
@@ -33,6 +35,7 @@ const (
 	Images         Endpoint = "images"
 	Rerank         Endpoint = "rerank"
 	NativeMessages Endpoint = "native_messages"
+	Responses      Endpoint = "responses"
 )
 
 // Exchange is the state of one proxied request as it moves through the
@@ -52,6 +55,10 @@ type Exchange struct {
 	Rerank *llm.RerankRequest
 	// Embeddings is the decoded request body for Embeddings exchanges.
 	Embeddings *llm.EmbeddingsRequest
+	// Responses is the decoded request of Responses exchanges with the
+	// conversation it continues. Its Chat is the translated request, for
+	// the stages that estimate and meter.
+	Responses *responses.Turn
 	// Model is the model the caller asked for, as sent.
 	Model  string
 	Stream bool

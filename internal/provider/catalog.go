@@ -9,12 +9,16 @@ type Spec struct {
 	BaseURL     string
 	KeyOptional bool
 	Families    []string
+	// Responses: the provider serves OpenAI's Responses API itself
+	// (/responses), so svc forwards it untranslated; others get it
+	// translated to chat completions. <NAME>_RESPONSES_API overrides.
+	Responses bool
 }
 
 // Catalog lists the built-in providers. The OpenAI-compatible ones are
 // configuration of the one OpenAI adapter.
 var Catalog = []Spec{
-	{Name: "openai", Format: "openai", BaseURL: "https://api.openai.com/v1",
+	{Name: "openai", Format: "openai", BaseURL: "https://api.openai.com/v1", Responses: true,
 		Families: []string{"gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-", "davinci", "babbage", "whisper-", "tts-", "dall-e", "gpt-image", "omni-moderation"}},
 	{Name: "anthropic", Format: "anthropic", BaseURL: "https://api.anthropic.com", Families: []string{"claude-"}},
 	{Name: "gemini", Format: "gemini", BaseURL: "https://generativelanguage.googleapis.com", Families: []string{"gemini-", "gemma-"}},

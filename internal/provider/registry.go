@@ -29,6 +29,9 @@ type Provider struct {
 	Families []string
 	// Models are known model names, for GET /v1/models.
 	Models []string
+	// Responses: the provider serves OpenAI's Responses API itself (an
+	// OpenAI-format provider only); svc translates it to chat for the others.
+	Responses bool
 }
 
 // Registry holds the configured providers.

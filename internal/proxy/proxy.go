@@ -33,6 +33,7 @@ import (
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/provider"
+	"github.com/svc-gateway/svc/internal/responses"
 	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/upstream"
 	"github.com/svc-gateway/svc/internal/upstream/cred"
@@ -95,6 +96,11 @@ type Deps struct {
 	// Failures is told every failed upstream attempt (the routing status
 	// shows the last); may be nil.
 	Failures interface{ Note(route.Failure) }
+	// Responses keeps the Responses API's responses for
+	// previous_response_id and GET /v1/responses/{id} (nil: none kept),
+	// each for ResponsesRetention.
+	Responses          responses.Store
+	ResponsesRetention time.Duration
 }
 
 // Proxy serves the proxy component's routes.
@@ -117,6 +123,9 @@ func (p *Proxy) Settled() { p.spending.Wait() }
 func New(d Deps) *Proxy {
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = 50 << 20
+	}
+	if d.ResponsesRetention <= 0 {
+		d.ResponsesRetention = responses.DefaultRetention
 	}
 	p := &Proxy{d: d}
 	p.models = newModelCache(d.Registry, d.Resolver, d.Vault, d.Client, d.Prices, d.Log)

@@ -25,6 +25,8 @@ func TestStageOrder(t *testing.T) {
 		providerAt("openai", "openai", up.base()), providerAt("anthropic", "anthropic", up.srv.URL))
 	withCache := []string{"record", "auth", "decode", "plan", "limit", "cache", "route"}
 	without := []string{"record", "auth", "decode", "plan", "limit", "route"}
+	// Routes that answer from svc's own records call no provider.
+	local := []string{"record", "auth"}
 	for _, tc := range []struct {
 		route string
 		want  []string
@@ -37,6 +39,10 @@ func TestStageOrder(t *testing.T) {
 		{"speech", without},
 		{"transcriptions", without},
 		{"rerank", without},
+		{"responses", without},
+		{"responses-get", local},
+		{"responses-delete", local},
+		{"responses-input-items", local},
 		{"native-messages", without},
 		{"native-count-tokens", without},
 		{"native-models", without},
@@ -77,8 +83,11 @@ func TestStageOrder(t *testing.T) {
 		providerAt("openai", "openai", up.base()))
 	for _, r := range routes {
 		want := without
-		if r.name == "chat" {
+		switch {
+		case r.name == "chat":
 			want = withCache
+		case r.local != nil:
+			want = local
 		}
 		if diff := cmp.Diff(want, stageNames(e.p.stages(r, chainOptions{}))); diff != "" {
 			t.Errorf("%s chain with the cache on (-want +got):\n%s", r.name, diff)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/auth"
@@ -26,8 +27,14 @@ type routeSpec struct {
 	// decode validates x.Body and sets x.Model, x.Stream and the decoded
 	// request; nil for routes without a body (GET).
 	decode func(x *pipeline.Exchange) error
+	// turns: a Responses request, whose conversation is loaded after
+	// decoding (previous_response_id) and whose response is kept.
+	turns bool
 	// call builds the upstream request and reads the answer.
 	call caller
+	// local, instead of a provider call, answers from svc's own records
+	// (GET /v1/responses/{id}): its chain is record → auth → local.
+	local func(p *Proxy, ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error)
 }
 
 // routes are the proxy's operations.
@@ -46,6 +53,14 @@ var routes = []*routeSpec{
 		dialect: openAIDialect, decode: decodeTranscription, call: passthroughCall{op: "audio/transcriptions", multipart: true}},
 	{name: "rerank", patterns: []string{"POST /v1/rerank"}, endpoint: pipeline.Rerank,
 		dialect: openAIDialect, decode: decodeRerank, call: rerankCall{}},
+	{name: "responses", patterns: []string{"POST /v1/responses", "POST /responses"}, endpoint: pipeline.Responses,
+		dialect: responsesDialect, turns: true, decode: decodeResponses, call: responsesCall{}},
+	{name: "responses-get", patterns: []string{"GET /v1/responses/{id}", "GET /responses/{id}"}, endpoint: pipeline.Responses,
+		dialect: openAIDialect, local: (*Proxy).getResponse},
+	{name: "responses-delete", patterns: []string{"DELETE /v1/responses/{id}", "DELETE /responses/{id}"}, endpoint: pipeline.Responses,
+		dialect: openAIDialect, local: (*Proxy).deleteResponse},
+	{name: "responses-input-items", patterns: []string{"GET /v1/responses/{id}/input_items", "GET /responses/{id}/input_items"}, endpoint: pipeline.Responses,
+		dialect: openAIDialect, local: (*Proxy).listInputItems},
 	{name: "native-messages", patterns: []string{"POST /native/v1/messages", "POST /ide/v1/messages"}, endpoint: pipeline.NativeMessages,
 		dialect: anthropicDialect, apiKey: true, native: true, decode: decodeNative(true), call: nativeCall{method: http.MethodPost, op: "messages"}},
 	{name: "native-count-tokens", patterns: []string{"POST /native/v1/messages/count_tokens", "POST /ide/v1/messages/count_tokens"}, endpoint: pipeline.NativeMessages,
@@ -62,12 +77,16 @@ type chainOptions struct {
 }
 
 // stages is the chain of r, outermost first: record → auth → decode → plan
-// → limit → cache (chat) → route, then the call. A new stage
+// → limit → cache (chat) → route, then the call; record → auth for the
+// routes that answer from svc's records (local). A new stage
 // (compliance, the guard) is added here, once, for every route.
 func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 	st := []pipeline.Stage{{Name: "record", Wrap: p.record}}
 	if !o.internal {
 		st = append(st, pipeline.Stage{Name: "auth", Wrap: auth.Stage(p.d.Auth, r.apiKey)})
+	}
+	if r.local != nil {
+		return st
 	}
 	st = append(st,
 		pipeline.Stage{Name: "decode", Wrap: p.decode(r)},
@@ -84,7 +103,11 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 
 // handler serves r: its chain, then the answer in its dialect.
 func (p *Proxy) handler(r *routeSpec) http.HandlerFunc {
-	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{})...)
+	inner := p.call(r)
+	if r.local != nil {
+		inner = func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) { return r.local(p, ctx, x) }
+	}
+	h := pipeline.Build(inner, p.d.Trace, p.stages(r, chainOptions{})...)
 	return func(w http.ResponseWriter, req *http.Request) {
 		x := newExchange(req, r.endpoint)
 		resp, err := h(req.Context(), x)

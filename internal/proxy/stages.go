@@ -129,6 +129,11 @@ func (p *Proxy) decode(r *routeSpec) pipeline.Middleware {
 			if err := r.decode(x); err != nil {
 				return nil, err
 			}
+			if r.turns {
+				if err := p.turn(ctx, x); err != nil {
+					return nil, err
+				}
+			}
 			return next(ctx, x)
 		}
 	}

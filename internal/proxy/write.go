@@ -29,19 +29,21 @@ var doneData = []byte("[DONE]")
 // shape on /v1, the provider's own on the native passthrough routes.
 type dialect struct {
 	writeError func(http.ResponseWriter, error)
-	errorEvent func(error) sse.Event
+	// errorEvent is a failed stream's last event; sent is the count of
+	// events already written.
+	errorEvent func(err error, sent int) sse.Event
 	done       []byte // written as the last event of a clean stream; nil for none
 }
 
 var (
 	openAIDialect = dialect{
 		writeError: apierr.Write,
-		errorEvent: func(err error) sse.Event { return sse.Event{Data: apierr.JSON(err)} },
+		errorEvent: func(err error, _ int) sse.Event { return sse.Event{Data: apierr.JSON(err)} },
 		done:       doneData,
 	}
 	anthropicDialect = dialect{
 		writeError: apierr.WriteAnthropic,
-		errorEvent: func(err error) sse.Event { return sse.Event{Event: "error", Data: apierr.AnthropicJSON(err)} },
+		errorEvent: func(err error, _ int) sse.Event { return sse.Event{Event: "error", Data: apierr.AnthropicJSON(err)} },
 	}
 )
 
@@ -100,7 +102,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 	w.WriteHeader(resp.Status)
 	sw := sse.NewWriter(w)
 	var err error
-	clientGone := false
+	clientGone, sent := false, 0
 	for {
 		var ev sse.Event
 		ev, err = s.Next()
@@ -117,6 +119,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 			clientGone = true // Close below ends the upstream call
 			break
 		}
+		sent++
 	}
 	switch {
 	case clientGone || x.Inbound.Context().Err() != nil:
@@ -126,7 +129,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *pipeline.Exchange, resp *pipelin
 		}
 	default:
 		// A failure after the headers: tell the client in the stream.
-		_ = sw.WriteEvent(d.errorEvent(err))
+		_ = sw.WriteEvent(d.errorEvent(err, sent))
 	}
 	_ = s.Close()
 	h.Set(hCost, usd(x.Cost))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -17,6 +18,7 @@ import (
 	"github.com/svc-gateway/svc/internal/pricing"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/proxy"
+	"github.com/svc-gateway/svc/internal/responses"
 	"github.com/svc-gateway/svc/internal/route"
 )
 
@@ -84,9 +86,11 @@ func newProxy(s *System) (*app.Service, error) {
 	probes := part(&err, s.Probes)
 	failures := part(&err, s.Failures)
 	known := part(&err, s.Known)
+	db := part(&err, s.SQL)
 	if err != nil {
 		return nil, err
 	}
+	kept := responses.NewSQLStore(db)
 	// The proxy is ready only while its providers answer (from the health
 	// figures it keeps anyway; no extra calls).
 	probes["providers"] = tracker.Probe
@@ -106,6 +110,7 @@ func newProxy(s *System) (*app.Service, error) {
 		Auth: auth.Chain{keys}, Access: keys, LimitSource: keyLimits{keys}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
+		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
 	})
 	// Provider spend still being added finishes before the stores close.
 	s.onClose(px.Settled)
@@ -116,7 +121,10 @@ func newProxy(s *System) (*app.Service, error) {
 	// Past the drain time, streams still running end with an error event
 	// and are recorded as cut, before their connections close.
 	srv.OnDrainTimeout(px.Abort)
-	svc := &app.Service{Server: srv, Background: []app.Component{app.Func{N: "model-refresh", F: px.Run}}}
+	svc := &app.Service{Server: srv, Background: []app.Component{
+		app.Func{N: "model-refresh", F: px.Run},
+		app.Func{N: "responses-purge", F: func(ctx context.Context) error { return responses.PurgeEvery(ctx, kept, time.Hour, s.Log) }},
+	}}
 	if sc != nil {
 		embedVia = px.Embedder(cfg.Cache.EmbeddingModel)
 		svc.Background = append(svc.Background, app.Func{N: "semantic-cache", F: sc.Run})

@@ -108,5 +108,9 @@ func build(cfg *config.Config, spec provider.Spec, s config.ProviderSettings) (*
 	if s.Enabled != nil {
 		p.Enabled = *s.Enabled
 	}
+	p.Responses = spec.Responses
+	if s.ResponsesAPI != nil {
+		p.Responses = *s.ResponsesAPI
+	}
 	return p, true
 }
