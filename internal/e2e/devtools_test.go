@@ -262,7 +262,9 @@ func TestDevToolsNativeBaseAddresses(t *testing.T) {
 			t.Run(prefix[1:]+" "+cred.name, func(t *testing.T) {
 				c := anthropic.NewClient(aoption.WithBaseURL(g.proxy+prefix), cred.opt, aoption.WithMaxRetries(0))
 				var httpResp *http.Response
-				m, err := c.Messages.New(ctx, devMessage(), aoption.WithResponseInto(&httpResp))
+				// Coding CLIs send beta flags; svc forwards them.
+				m, err := c.Messages.New(ctx, devMessage(), aoption.WithResponseInto(&httpResp),
+					aoption.WithHeader("anthropic-beta", "devtools-beta-2025"))
 				if err != nil {
 					t.Fatalf("messages: %v", err)
 				}
@@ -278,6 +280,10 @@ func TestDevToolsNativeBaseAddresses(t *testing.T) {
 				up := lastPost(t, an.Requests())
 				if up.Header.Get("x-api-key") != anthKey {
 					t.Errorf("upstream x-api-key %q, want svc's provider key", up.Header.Get("x-api-key"))
+				}
+				if up.Header.Get("anthropic-beta") != "devtools-beta-2025" || up.Header.Get("anthropic-version") == "" {
+					t.Errorf("upstream anthropic-beta %q, anthropic-version %q; want both forwarded",
+						up.Header.Get("anthropic-beta"), up.Header.Get("anthropic-version"))
 				}
 				for name, vals := range up.Header {
 					if strings.Contains(strings.Join(vals, " "), key) {
