@@ -20,6 +20,11 @@
 //	X-Fake-Reasoning-Tokens: 4 usage.completion_tokens_details.reasoning_tokens
 //	X-Fake-Echo-Key: 422       answer that status with an error quoting the key received
 //	                           in message, param and code (every fake: HeaderEchoKey)
+//	X-Fake-Tool-Calls: 1       chat: when function tools are offered and the last message is
+//	                           not a tool result, answer with a call of the first (or the one
+//	                           tool_choice names; none for "none"), finish_reason "tool_calls",
+//	                           arguments setting each required property to a string, streamed as
+//	                           OpenAI streams tool_calls deltas; 0 turns WithToolCalls off
 //
 // Usage is computed from the request, deterministically: prompt_tokens is the
 // bytes of message text / 4 and completion_tokens the bytes of the reply / 4
@@ -55,6 +60,7 @@ const (
 	HeaderCutAfter        = "X-Fake-Cut-After"
 	HeaderCachedTokens    = "X-Fake-Cached-Tokens"
 	HeaderReasoningTokens = "X-Fake-Reasoning-Tokens"
+	HeaderToolCalls       = "X-Fake-Tool-Calls"
 )
 
 // Defaults of a server built without Options.
@@ -80,6 +86,7 @@ type config struct {
 	cutAfter        int // negative: never cut
 	cachedTokens    int
 	reasoningTokens int
+	toolCalls       bool
 	models          []string
 	recordLimit     int
 	embeddingDims   int
@@ -139,6 +146,12 @@ func WithCachedTokens(n int) Option { return func(c *config) { c.cachedTokens = 
 // which count towards completion_tokens as they do at OpenAI, as
 // X-Fake-Reasoning-Tokens does for one request.
 func WithReasoningTokens(n int) Option { return func(c *config) { c.reasoningTokens = max(n, 0) } }
+
+// WithToolCalls makes chat completions answer with a tool call when the
+// request offers function tools and its last message is not a tool result,
+// as X-Fake-Tool-Calls: 1 does for one request (and X-Fake-Tool-Calls: 0
+// turns it off). Off by default: chat answers text.
+func WithToolCalls(on bool) Option { return func(c *config) { c.toolCalls = on } }
 
 // WithModels sets the models GET /v1/models lists.
 func WithModels(ids ...string) Option {
