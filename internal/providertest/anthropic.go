@@ -359,18 +359,7 @@ func (r *anthRequest) toolUse() bool {
 
 // anthToolInput is the tool_use input: every required property set.
 func (r *anthRequest) anthToolInput() []byte {
-	var b bytes.Buffer
-	b.WriteString(`{`)
-	for i, p := range r.Tools[0].InputSchema.Required {
-		if i > 0 {
-			b.WriteString(`,`)
-		}
-		k, _ := json.Marshal(p)
-		b.Write(k)
-		b.WriteString(`:"providertest value ` + strconv.Itoa(i) + `"`)
-	}
-	b.WriteString(`}`)
-	return b.Bytes()
+	return toolArguments(r.Tools[0].InputSchema.Required)
 }
 
 // anthMessages serves POST /v1/messages.

@@ -75,7 +75,8 @@ type usage struct {
 // tokens estimates tokens from text bytes deterministically: bytes/4, at least 1.
 func tokens(bytes int) int { return max(bytes/4, 1) }
 
-func chatUsage(req *chatRequest, ctl *controls) usage {
+// chatUsage is the usage of an answer with the reply of ctl, or call.
+func chatUsage(req *chatRequest, ctl *controls, call *toolCall) usage {
 	text := 0
 	for _, m := range req.Messages {
 		text += int(m.Content)
@@ -84,7 +85,11 @@ func chatUsage(req *chatRequest, ctl *controls) usage {
 		prompt:    tokens(text),
 		reasoning: ctl.reasoningTokens,
 	}
-	u.completion = tokens(len(ctl.reply)) + u.reasoning
+	out := len(ctl.reply)
+	if call != nil {
+		out = len(call.args)
+	}
+	u.completion = tokens(out) + u.reasoning
 	u.cached = min(ctl.cachedTokens, u.prompt)
 	return u
 }
@@ -138,17 +143,21 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	var call *toolCall
+	if x.ctl.toolCalls {
+		call = s.chatToolCall(x.body)
+	}
 	id := s.ids.Add(1)
 	created := time.Now().Unix()
 	h := w.Header()
 	h["X-Request-Id"] = []string{"req_providertest_" + strconv.FormatUint(id, 10)}
 	h["Openai-Processing-Ms"] = oneMS
 	if req.Stream {
-		s.streamChat(w, r, x, &req, id, created)
+		s.streamChat(w, r, x, &req, call, id, created)
 		return
 	}
 
-	u := chatUsage(&req, &x.ctl)
+	u := chatUsage(&req, &x.ctl, call)
 	b := x.out[:0]
 	b = append(b, `{"id":"chatcmpl-providertest`...)
 	b = strconv.AppendUint(b, id, 10)
@@ -157,8 +166,12 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"model":`...)
 	b = llm.AppendJSONString(b, req.Model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = llm.AppendJSONString(b, x.ctl.reply)
-	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":`...)
+	if call != nil {
+		b = appendChatToolMessage(b, call)
+	} else {
+		b = llm.AppendJSONString(b, x.ctl.reply)
+		b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":`...)
+	}
 	b = appendUsage(b, u)
 	b = append(b, `,"service_tier":"default","system_fingerprint":"fp_providertest"}`+"\n"...)
 	x.out = b
@@ -180,8 +193,9 @@ func (s *OpenAI) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // streamChat answers a stream:true request as OpenAI does: a first chunk with
 // the assistant role, ctl.chunks content chunks, a chunk with finish_reason,
 // a usage chunk with empty choices when stream_options.include_usage is set,
-// then "data: [DONE]".
-func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange, req *chatRequest, id uint64, created int64) {
+// then "data: [DONE]". A tool call's first chunk carries the call's id, type
+// and name, and its ctl.chunks chunks pieces of the arguments.
+func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange, req *chatRequest, call *toolCall, id uint64, created int64) {
 	ctl := &x.ctl
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	flusher, _ := w.(http.Flusher)
@@ -215,7 +229,11 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 	}
 	defer func() { x.out = b }()
 
-	b = append(b[:head], `{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`...)
+	if call != nil {
+		b = appendToolCallStart(b[:head], call)
+	} else {
+		b = append(b[:head], `{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`...)
+	}
 	b = append(b, tail...)
 	send(b)
 
@@ -226,9 +244,13 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 		if !s.wait(r.Context(), ctl.chunkDelay) {
 			abort()
 		}
-		b = append(b[:head], `{"index":0,"delta":{"content":`...)
-		b = llm.AppendJSONString(b, piece(ctl.reply, i, ctl.chunks))
-		b = append(b, `},"logprobs":null,"finish_reason":null}`...)
+		if call != nil {
+			b = appendToolCallDelta(b[:head], piece(call.args, i, ctl.chunks))
+		} else {
+			b = append(b[:head], `{"index":0,"delta":{"content":`...)
+			b = llm.AppendJSONString(b, piece(ctl.reply, i, ctl.chunks))
+			b = append(b, `},"logprobs":null,"finish_reason":null}`...)
+		}
 		b = append(b, tail...)
 		send(b)
 	}
@@ -236,12 +258,16 @@ func (s *OpenAI) streamChat(w http.ResponseWriter, r *http.Request, x *exchange,
 		abort()
 	}
 
-	b = append(b[:head], `{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}`...)
+	if call != nil {
+		b = append(b[:head], `{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}`...)
+	} else {
+		b = append(b[:head], `{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}`...)
+	}
 	b = append(b, tail...)
 	send(b)
 	if includeUsage {
 		b = append(b[:head], `],"usage":`...)
-		b = appendUsage(b, chatUsage(req, ctl))
+		b = appendUsage(b, chatUsage(req, ctl, call))
 		b = append(b, "}\n\n"...)
 		send(b)
 	}

@@ -20,6 +20,7 @@ type controls struct {
 	cutAfter        int
 	cachedTokens    int
 	reasoningTokens int
+	toolCalls       bool
 }
 
 // exchange is the state of one request; pooled.
@@ -128,6 +129,7 @@ func resolve(c *config, h http.Header) (controls, apiError) {
 		cutAfter:        c.cutAfter,
 		cachedTokens:    c.cachedTokens,
 		reasoningTokens: c.reasoningTokens,
+		toolCalls:       c.toolCalls,
 	}
 	var bad apiError
 	intHeader := func(name string, dst *int, lo int) {
@@ -165,6 +167,13 @@ func resolve(c *config, h http.Header) (controls, apiError) {
 	intHeader(HeaderReasoningTokens, &ctl.reasoningTokens, 0)
 	durHeader(HeaderDelay, &ctl.delay)
 	durHeader(HeaderChunkDelay, &ctl.chunkDelay)
+	if v := h.Get(HeaderToolCalls); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			bad = invalidRequest("", "", "providertest: bad "+HeaderToolCalls+" header "+strconv.Quote(v)+": want 1 or 0")
+		}
+		ctl.toolCalls = on
+	}
 	if v, ok := h[HeaderReply]; ok && len(v) > 0 {
 		ctl.reply = v[0]
 	}

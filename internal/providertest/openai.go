@@ -20,11 +20,55 @@
 //	X-Fake-Reasoning-Tokens: 4 usage.completion_tokens_details.reasoning_tokens
 //	X-Fake-Echo-Key: 422       answer that status with an error quoting the key received
 //	                           in message, param and code (every fake: HeaderEchoKey)
+//	X-Fake-Tool-Calls: 1       chat: when function tools are offered and the last message is
+//	                           not a tool result, answer with a call of the first (or the one
+//	                           tool_choice names; none for "none"), finish_reason "tool_calls",
+//	                           arguments setting each required property to a string, streamed as
+//	                           OpenAI streams tool_calls deltas; 0 turns WithToolCalls off
 //
 // Usage is computed from the request, deterministically: prompt_tokens is the
-// bytes of message text / 4 and completion_tokens the bytes of the reply / 4
-// (each at least 1) plus any reasoning tokens. The reply's "model" echoes the
-// request's. Embedding vectors are deterministic too (see Embedding).
+// bytes of message text / 4 and completion_tokens the bytes of the reply (or
+// of a tool call's arguments) / 4 (each at least 1) plus any reasoning tokens.
+// The reply's "model" echoes the request's. Embedding vectors are
+// deterministic too (see Embedding).
+//
+// The OpenAI fake serves the Responses API too (openai_responses.go):
+//
+//	POST   /v1/responses                   the response object ("resp_…", status completed, one
+//	                                       output item, usage); with "stream":true the events
+//	                                       response.created, response.in_progress,
+//	                                       response.output_item.added, then for text
+//	                                       response.content_part.added, response.output_text.delta…,
+//	                                       response.output_text.done, response.content_part.done,
+//	                                       for a call response.function_call_arguments.delta… and
+//	                                       response.function_call_arguments.done, then
+//	                                       response.output_item.done and response.completed, as
+//	                                       "event:" and "data:" lines with sequence_number from 0
+//	                                       and no [DONE]
+//	GET    /v1/responses/{id}              a stored response (404 otherwise)
+//	DELETE /v1/responses/{id}              {"id","object":"response","deleted":true} (404 when unknown)
+//	GET    /v1/responses/{id}/input_items  its input items with ids; limit, order (desc by
+//	                                       default) and after as the API reference has them
+//
+// The input is a string or a list of items (messages with string or parts
+// content, function_call, function_call_output, reasoning, item_reference
+// and the other item types). When function tools are offered (tool_choice as
+// for chat) and the last input item is not a function_call_output, the
+// output is one function_call of the first, "call_…", arguments as for chat;
+// otherwise a message whose output_text is the reply. Responses are kept
+// unless "store":false, the newest WithStoredResponses of them, for
+// previous_response_id: an unknown one is a 404 previous_response_not_found.
+// As at OpenAI, every function call of the conversation (the previous
+// response's too) must have its output and every output its call (400
+// otherwise), and input_tokens count the text (message text, call arguments
+// and outputs, reasoning summaries) of the instructions, the input items and
+// the whole previous conversation, the earlier instructions excepted
+// (item_reference items are not resolved: their text does not count,
+// and with one in the input an output of an unknown call passes).
+// X-Fake-Chunks, -Chunk-Delay and -Cut-After act on the text or
+// argument deltas; X-Fake-Status, -Delay, -Cached-Tokens, -Reasoning-Tokens
+// and -Echo-Key as for chat. Background responses and streaming a stored
+// response (GET with stream=true) are not supported: 400.
 //
 // Test packages and the load command (cmd/svcbench) may import providertest;
 // production code must not. Besides the standard library it imports only what
@@ -55,6 +99,7 @@ const (
 	HeaderCutAfter        = "X-Fake-Cut-After"
 	HeaderCachedTokens    = "X-Fake-Cached-Tokens"
 	HeaderReasoningTokens = "X-Fake-Reasoning-Tokens"
+	HeaderToolCalls       = "X-Fake-Tool-Calls"
 )
 
 // Defaults of a server built without Options.
@@ -63,6 +108,10 @@ const (
 	DefaultChunks        = 5
 	DefaultRecordLimit   = 1000
 	DefaultEmbeddingDims = 1536
+	// DefaultStoredResponses is how many Responses API responses a server
+	// keeps for previous_response_id and GET /v1/responses/{id} unless
+	// WithStoredResponses says otherwise; the oldest go first.
+	DefaultStoredResponses = 1000
 )
 
 // DefaultModels are the models GET /v1/models lists unless WithModels says otherwise.
@@ -80,9 +129,11 @@ type config struct {
 	cutAfter        int // negative: never cut
 	cachedTokens    int
 	reasoningTokens int
+	toolCalls       bool
 	models          []string
 	recordLimit     int
 	embeddingDims   int
+	storeLimit      int
 
 	modelsBody []byte // pre-marshalled GET /v1/models answer
 }
@@ -95,6 +146,7 @@ func defaultConfig() *config {
 		models:        DefaultModels,
 		recordLimit:   DefaultRecordLimit,
 		embeddingDims: DefaultEmbeddingDims,
+		storeLimit:    DefaultStoredResponses,
 	}
 }
 
@@ -140,6 +192,17 @@ func WithCachedTokens(n int) Option { return func(c *config) { c.cachedTokens = 
 // X-Fake-Reasoning-Tokens does for one request.
 func WithReasoningTokens(n int) Option { return func(c *config) { c.reasoningTokens = max(n, 0) } }
 
+// WithToolCalls makes chat completions answer with a tool call when the
+// request offers function tools and its last message is not a tool result,
+// as X-Fake-Tool-Calls: 1 does for one request (and X-Fake-Tool-Calls: 0
+// turns it off). Off by default: chat answers text. The Responses API always
+// calls a function tool when one is offered.
+func WithToolCalls(on bool) Option { return func(c *config) { c.toolCalls = on } }
+
+// WithStoredResponses sets how many Responses API responses the server keeps
+// (default DefaultStoredResponses); 0 keeps none, as store:false does.
+func WithStoredResponses(n int) Option { return func(c *config) { c.storeLimit = max(n, 0) } }
+
 // WithModels sets the models GET /v1/models lists.
 func WithModels(ids ...string) Option {
 	return func(c *config) { c.models = append([]string(nil), ids...) }
@@ -178,6 +241,8 @@ type OpenAI struct {
 
 	count atomic.Int64 // requests received
 	ids   atomic.Uint64
+
+	stored responseStore // Responses API responses kept for previous_response_id
 
 	recMu sync.Mutex
 	ring  []Recorded // the last recordLimit requests, oldest at next when full
@@ -228,6 +293,10 @@ func newOpenAI(opts []Option) *OpenAI {
 	mux.HandleFunc("POST /v1/audio/speech", s.speech)
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcriptions)
 	mux.HandleFunc("POST /v1/rerank", s.rerank)
+	mux.HandleFunc("POST /v1/responses", s.createResponse)
+	mux.HandleFunc("GET /v1/responses/{id}", s.getResponse)
+	mux.HandleFunc("DELETE /v1/responses/{id}", s.deleteResponse)
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", s.listInputItems)
 	mux.HandleFunc("/", s.notFound)
 	s.handler = mux
 	return s
