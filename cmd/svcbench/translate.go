@@ -17,6 +17,7 @@ import (
 	"github.com/svc-gateway/svc/internal/provider/anthropic"
 	"github.com/svc-gateway/svc/internal/provider/bedrock"
 	"github.com/svc-gateway/svc/internal/provider/openai"
+	"github.com/svc-gateway/svc/internal/responses"
 )
 
 // translateChunks is the number of text deltas in each measured stream.
@@ -68,7 +69,51 @@ func translateCases(n int) []translateCase {
 		{"openai (passthrough)", openAIStream(n), openai.New().DecodeChatStream},
 		{"anthropic messages", anthropicStream(n), anthropic.New().DecodeChatStream},
 		{"bedrock converse-stream", bedrockStream(n), bedrock.New().DecodeChatStream},
+		// The Responses API: relayed from OpenAI's own, or translated from
+		// a provider's chat stream (the adapter's translation and then
+		// svc's chat → Responses events).
+		{"responses: openai (relay)", responsesStream(n), func(b io.ReadCloser, _ *provider.StreamInfo) llm.Stream {
+			return responses.Relay(b, func(*responses.Response) {})
+		}},
+		{"responses: openai chat", openAIStream(n), toResponses(openai.New().DecodeChatStream)},
+		{"responses: anthropic", anthropicStream(n), toResponses(anthropic.New().DecodeChatStream)},
 	}
+}
+
+// toResponses is decode with svc's chat → Responses translation after it.
+func toResponses(decode func(io.ReadCloser, *provider.StreamInfo) llm.Stream) func(io.ReadCloser, *provider.StreamInfo) llm.Stream {
+	req := &responses.Request{Model: "m", Input: responses.Input{Text: "Say hello."}, Stream: true}
+	return func(b io.ReadCloser, info *provider.StreamInfo) llm.Stream {
+		return responses.Translate(decode(b, info), responses.Frame(req, "resp_1", 1), func(*responses.Response) {})
+	}
+}
+
+// responsesStream is a Responses API stream as OpenAI sends it.
+func responsesStream(n int) []byte {
+	var b strings.Builder
+	seq := 0
+	ev := func(typ, fields string) {
+		b.WriteString("event: " + typ + "\ndata: {\"type\":\"" + typ + "\",\"sequence_number\":" + fmt.Sprint(seq) + fields + "}\n\n")
+		seq++
+	}
+	resp := func(status, usage string) string {
+		return `,"response":{"id":"resp_1","object":"response","created_at":1,"status":"` + status + `","model":"gpt-4o-mini","output":[],"usage":` + usage + `}`
+	}
+	ev("response.created", resp("in_progress", "null"))
+	ev("response.in_progress", resp("in_progress", "null"))
+	ev("response.output_item.added", `,"output_index":0,"item":{"type":"message","id":"msg_1","status":"in_progress","role":"assistant","content":[]}`)
+	ev("response.content_part.added", `,"output_index":0,"item_id":"msg_1","content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+	var text strings.Builder
+	for i := 0; i < n; i++ {
+		s, _ := json.Marshal(delta(i))
+		text.WriteString(delta(i))
+		ev("response.output_text.delta", `,"output_index":0,"item_id":"msg_1","content_index":0,"delta":`+string(s)+`,"logprobs":[]`)
+	}
+	all, _ := json.Marshal(text.String())
+	ev("response.output_text.done", `,"output_index":0,"item_id":"msg_1","content_index":0,"text":`+string(all)+`,"logprobs":[]`)
+	ev("response.output_item.done", `,"output_index":0,"item":{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":`+string(all)+`,"annotations":[]}]}`)
+	ev("response.completed", resp("completed", `{"input_tokens":20,"output_tokens":100,"total_tokens":120}`))
+	return []byte(b.String())
 }
 
 func drain(s llm.Stream) error {

@@ -19,7 +19,7 @@ func TestTranslateMode(t *testing.T) {
 	if code := run(context.Background(), []string{"translate"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
 	}
-	for _, row := range []string{"openai (passthrough)", "anthropic messages", "bedrock converse-stream"} {
+	for _, row := range []string{"openai (passthrough)", "anthropic messages", "bedrock converse-stream", "responses: openai (relay)", "responses: openai chat", "responses: anthropic"} {
 		if !strings.Contains(out.String(), row) {
 			t.Errorf("output lacks %q:\n%s", row, out.String())
 		}

@@ -142,7 +142,9 @@ func (p *Proxy) Handler() http.Handler {
 			mux.HandleFunc(pattern, h)
 		}
 	}
+	// Editors set to the host without /v1 call the same paths without it.
 	mux.HandleFunc("GET /v1/models", p.serveModels)
+	mux.HandleFunc("GET /models", p.serveModels)
 	mux.Handle("GET /metrics", p.d.Metrics.Handler())
 	app.Health(mux, p.d.Probes)
 	mux.HandleFunc("/", notFound)
