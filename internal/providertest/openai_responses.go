@@ -210,8 +210,8 @@ func (s *OpenAI) readInput(t *respTurn, pending *[]string, hasRef *bool) apiErro
 				return invalidRequest("input", "", "No tool call found for function call output with call_id "+it.CallID+".")
 			}
 		case "reasoning":
-			for _, s := range it.Summary {
-				t.convText += len(s.Text)
+			for _, sum := range it.Summary {
+				t.convText += len(sum.Text)
 			}
 		case "item_reference":
 			// Not resolved: its text is not counted, and it may be the call
