@@ -45,7 +45,7 @@ var plannedComponents = []struct{ name, upstream string }{
 func TestNginxConfig(t *testing.T) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
-		t.Skip("nginx is not on PATH: install Debian's nginx (apt-get install nginx-light) to test deploy/nginx/svc.conf; .ci/run does")
+		t.Skip("nginx is not on PATH: install Debian's nginx (apt-get install nginx) to test deploy/nginx/svc.conf; .ci/run does")
 	}
 	shared := sharedStores(t)
 	const chunkDelay = 150 * time.Millisecond
