@@ -334,13 +334,14 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		c.Ports[spec.Name] = p.port(spec.PortSetting, spec.DefaultPort)
 	}
 	c.Components = p.components("SERVICE_TYPE", built)
-	c.Providers = p.providers()
 	c.AWS = AWSSettings{
 		AccessKeyID:     p.str("AWS_ACCESS_KEY_ID", ""),
 		SecretAccessKey: p.str("AWS_SECRET_ACCESS_KEY", ""),
 		SessionToken:    p.str("AWS_SESSION_TOKEN", ""),
 		Region:          p.str("AWS_REGION", p.str("AWS_DEFAULT_REGION", "")),
 	}
+	// Last of the settings: a name read above is not a provider's.
+	c.Providers = p.providers()
 	if (c.AWS.AccessKeyID == "") != (c.AWS.SecretAccessKey == "") {
 		p.bad("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together")
 	}

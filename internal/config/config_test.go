@@ -51,6 +51,22 @@ func TestEveryBadSettingNamed(t *testing.T) {
 	}
 }
 
+// TestOwnSettingsAreNoProviders: svc's own settings whose names end like a
+// provider's (SEMANTIC_CACHE_ENABLED, AWS_DEFAULT_REGION) made providers
+// "semantic_cache" and "aws_default".
+func TestOwnSettingsAreNoProviders(t *testing.T) {
+	c, err := FromSource(Map{"SEMANTIC_CACHE_ENABLED": "true", "AWS_DEFAULT_REGION": "eu-west-1", "GROQ_ENABLED": "true"}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 1 || c.Providers["groq"].Enabled == nil {
+		t.Errorf("providers = %v, want groq alone", c.Providers)
+	}
+	if c.AWS.Region != "eu-west-1" || !c.Cache.Enabled {
+		t.Errorf("AWS region %q, cache enabled %v: the settings themselves were not read", c.AWS.Region, c.Cache.Enabled)
+	}
+}
+
 func TestSplitNeedsSharedStores(t *testing.T) {
 	if _, err := FromSource(Map{"SERVICE_TYPE": "proxy"}, built); err == nil || !strings.Contains(err.Error(), "KEYSTORE_REDIS_URL") || !strings.Contains(err.Error(), "DATABASE_URL") {
 		t.Fatalf("got %v, want refusal of in-process stores", err)

@@ -255,9 +255,14 @@ func distance(a, b string) int {
 }
 
 // providers collects <PROVIDER>_* settings for every provider named in src.
+// Names already read as svc's own settings (SEMANTIC_CACHE_ENABLED,
+// AWS_DEFAULT_REGION) are not a provider's: it must run after them.
 func (p *parser) providers() map[string]ProviderSettings {
 	out := map[string]ProviderSettings{}
 	for _, n := range p.src.Names() {
+		if p.read[n] {
+			continue
+		}
 		for _, suf := range providerSuffixes {
 			prefix, ok := strings.CutSuffix(n, suf)
 			if !ok || prefix == "" || reservedPrefix(prefix) {
