@@ -28,9 +28,9 @@ func (c *Cache) ScopeOf(p *identity.Principal) string {
 		return anonymousScope
 	}
 	if c.o.Sharing == ShareTeam && p.TeamID != "" {
-		return "team:" + p.TeamID
+		return p.Tenant()
 	}
-	return p.Kind.String() + ":" + p.ID
+	return p.Caller()
 }
 
 // checkSharing validates Options.Sharing, "" meaning ShareCaller.
