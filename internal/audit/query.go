@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/jsonbody"
 )
 
 // Limits of GET /api/vas/logs.
@@ -32,13 +32,13 @@ type Page struct {
 func ParseQuery(q url.Values, now time.Time) (Query, error) {
 	out := Query{Limit: DefaultLimit, Provider: q.Get("provider"), Model: q.Get("model")}
 	var err error
-	if out.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if out.Limit, err = jsonbody.QueryInt(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
 		return Query{}, err
 	}
-	if out.Offset, err = intParam(q, "offset", 0, 0, 1<<31-1); err != nil {
+	if out.Offset, err = jsonbody.QueryInt(q, "offset", 0, 0, 1<<31-1); err != nil {
 		return Query{}, err
 	}
-	days, err := intParam(q, "days", DefaultDays, 1, MaxDays)
+	days, err := jsonbody.QueryInt(q, "days", DefaultDays, 1, MaxDays)
 	if err != nil {
 		return Query{}, err
 	}
@@ -48,23 +48,11 @@ func ParseQuery(q url.Values, now time.Time) (Query, error) {
 
 // DaysSince reads the days parameter (default 30) as a start time.
 func DaysSince(q url.Values, now time.Time) (time.Time, error) {
-	days, err := intParam(q, "days", DefaultDays, 1, MaxDays)
+	days, err := jsonbody.QueryInt(q, "days", DefaultDays, 1, MaxDays)
 	if err != nil {
 		return time.Time{}, err
 	}
 	return now.UTC().Add(-time.Duration(days) * 24 * time.Hour), nil
-}
-
-func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
-	v := q.Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, apierr.BadParam(name, "%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
 }
 
 // Logs answers a query.

@@ -1,6 +1,7 @@
 // Package jsonbody decodes JSON request bodies into Go values and turns every
 // decoding failure into an apierr InvalidRequest that names the offending
-// field, so callers get a clear 400 rather than a Go error string.
+// field, so callers get a clear 400 rather than a Go error string; and
+// query parameters the same way (QueryInt).
 //
 // Decoding is strict in the ways that matter for a gateway: object member
 // names match case-sensitively and a name may not appear twice, so svc reads
@@ -8,7 +9,7 @@
 // {"model":"a","Model":"b"} pass svc's checks as b while the provider runs a).
 // It uses the encoding/json/v2 prototype (github.com/go-json-experiment/json).
 //
-// The HTTP surfaces (proxy, mgmt) and llm import it. It imports apierr only.
+// The HTTP surfaces (proxy, mgmt), audit and llm import it. It imports apierr only.
 package jsonbody
 
 import (

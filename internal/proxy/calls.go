@@ -30,28 +30,40 @@ func (chatCall) request(ctx context.Context, x *pipeline.Exchange, prov *provide
 	}
 	return req, func(x *pipeline.Exchange, resp *http.Response, body func() ([]byte, error)) (answer, error) {
 		if x.Stream {
-			info := &provider.StreamInfo{HideUsage: x.Chat.StreamOptions == nil || !x.Chat.StreamOptions.IncludeUsage}
-			if _, ok := prov.Adapter.(provider.ModelNamer); ok {
-				info.Model = x.UpstreamModel
-			}
-			s := prov.Adapter.DecodeChatStream(resp.Body, info)
+			s, info := chatStream(prov, x.UpstreamModel, resp, x.Chat.StreamOptions == nil || !x.Chat.StreamOptions.IncludeUsage)
 			return answer{resp: &pipeline.Response{Status: http.StatusOK, Stream: s, Header: sseHeader.Clone()}, info: info}, nil
 		}
 		raw, err := body()
 		if err != nil {
 			return answer{}, err
 		}
-		decode := prov.Adapter.DecodeChat
-		if n, ok := prov.Adapter.(provider.ModelNamer); ok {
-			decode = func(b []byte) ([]byte, llm.Usage, string, error) { return n.DecodeChatFor(x.UpstreamModel, b) }
-		}
-		out, usage, model, err := decode(raw)
+		out, usage, model, err := decodeChatAnswer(prov, x.UpstreamModel, raw)
 		if err != nil {
 			return answer{}, err
 		}
 		x.Usage, x.ResponseModel = usage, model
 		return answer{resp: &pipeline.Response{Status: http.StatusOK, Body: out, Header: jsonHeader.Clone()}}, nil
 	}, nil
+}
+
+// chatStream decodes a provider's chat stream with its adapter; info
+// names model for adapters whose provider's events do not (ModelNamer),
+// and hideUsage keeps usage-only chunks from the caller.
+func chatStream(prov *provider.Provider, model string, resp *http.Response, hideUsage bool) (llm.Stream, *provider.StreamInfo) {
+	info := &provider.StreamInfo{HideUsage: hideUsage}
+	if _, ok := prov.Adapter.(provider.ModelNamer); ok {
+		info.Model = model
+	}
+	return prov.Adapter.DecodeChatStream(resp.Body, info), info
+}
+
+// decodeChatAnswer decodes a provider's chat answer with its adapter, naming
+// model where the provider's answer does not (ModelNamer).
+func decodeChatAnswer(prov *provider.Provider, model string, raw []byte) ([]byte, llm.Usage, string, error) {
+	if n, ok := prov.Adapter.(provider.ModelNamer); ok {
+		return n.DecodeChatFor(model, raw)
+	}
+	return prov.Adapter.DecodeChat(raw)
 }
 
 // passthroughCall forwards an OpenAI-compatible endpoint's body to a

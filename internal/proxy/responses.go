@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
-	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/jsonbody"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/responses"
@@ -62,12 +61,14 @@ func (p *Proxy) turn(ctx context.Context, x *pipeline.Exchange) error {
 	if p.d.Responses != nil && owner != "" && t.Req.Stored() {
 		t.Keep = func(resp *responses.Response, native bool) { p.keep(x, owner, resp, native) }
 	}
-	// For the estimate only: built-in tools, which a translation refuses,
-	// do not change it much.
-	est := *t.Req
-	est.Tools = nil
-	if c, err := responses.ToChat(&est, t.History, ""); err == nil {
-		x.Chat = c
+	if c, err := responses.ToChat(t.Req, t.History, ""); err == nil {
+		t.Chat, x.Chat = c, c
+	} else {
+		// For the estimate only: built-in tools, which a translation
+		// refuses, do not change it much.
+		est := *t.Req
+		est.Tools = nil
+		x.Chat, _ = responses.ToChat(&est, t.History, "")
 	}
 	return nil
 }
@@ -159,9 +160,12 @@ func noteCalls(info *provider.StreamInfo, r *responses.Response) {
 // translated, and translates its answer — a body or a stream — back.
 func translatedResponses(ctx context.Context, x *pipeline.Exchange, prov *provider.Provider) (*http.Request, reader, error) {
 	t := x.Responses
-	chat, err := responses.ToChat(t.Req, t.History, prov.Name)
-	if err != nil {
-		return nil, nil, err
+	chat := t.Chat
+	if chat == nil { // not translatable: the refusal, naming the provider
+		var err error
+		if chat, err = responses.ToChat(t.Req, t.History, prov.Name); err != nil {
+			return nil, nil, err
+		}
 	}
 	raw, err := json.Marshal(chat)
 	if err != nil {
@@ -179,22 +183,15 @@ func translatedResponses(ctx context.Context, x *pipeline.Exchange, prov *provid
 	}
 	return req, func(x *pipeline.Exchange, resp *http.Response, body func() ([]byte, error)) (answer, error) {
 		if x.Stream {
-			info := &provider.StreamInfo{}
-			if _, ok := prov.Adapter.(provider.ModelNamer); ok {
-				info.Model = x.UpstreamModel
-			}
-			s := responses.Translate(prov.Adapter.DecodeChatStream(resp.Body, info), frame, keep)
-			return answer{resp: &pipeline.Response{Status: http.StatusOK, Stream: s, Header: sseHeader.Clone()}, info: info}, nil
+			// Usage is not hidden: the translation reads it from the chunks.
+			s, info := chatStream(prov, x.UpstreamModel, resp, false)
+			return answer{resp: &pipeline.Response{Status: http.StatusOK, Stream: responses.Translate(s, frame, keep), Header: sseHeader.Clone()}, info: info}, nil
 		}
 		raw, err := body()
 		if err != nil {
 			return answer{}, err
 		}
-		decode := prov.Adapter.DecodeChat
-		if n, ok := prov.Adapter.(provider.ModelNamer); ok {
-			decode = func(b []byte) ([]byte, llm.Usage, string, error) { return n.DecodeChatFor(x.UpstreamModel, b) }
-		}
-		out, usage, model, err := decode(raw)
+		out, usage, model, err := decodeChatAnswer(prov, x.UpstreamModel, raw)
 		if err != nil {
 			return answer{}, err
 		}
@@ -292,7 +289,7 @@ func (p *Proxy) deleteUpstream(ctx context.Context, x *pipeline.Exchange, rec *r
 // default 20), order (desc by default), after (an item id).
 func (p *Proxy) listInputItems(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 	q := x.Inbound.URL.Query()
-	limit, err := queryInt(q.Get("limit"), "limit", 20, 1, 100)
+	limit, err := jsonbody.QueryInt(q, "limit", 20, 1, 100)
 	if err != nil {
 		return nil, err
 	}
@@ -341,15 +338,3 @@ func jsonAnswer(v any) (*pipeline.Response, error) {
 
 // isNotFound reports whether err is a store's not-found.
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
-
-// queryInt reads an optional integer query parameter within [lo, hi].
-func queryInt(v, name string, def, lo, hi int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, apierr.BadParam(name, "%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/store"
 )
 
@@ -164,6 +165,11 @@ type Turn struct {
 	// for a new conversation.
 	History  []Item
 	Previous *Record
+	// Chat is the request with its history translated to chat
+	// completions (ToChat), made once for every attempt; nil when it
+	// cannot be translated (a built-in tool), which only a provider
+	// without the Responses API refuses.
+	Chat *llm.ChatRequest
 	// Keep, set by the proxy when the response is to be stored, keeps the
 	// finished response; native says the provider's own Responses API
 	// made it.

@@ -107,13 +107,11 @@ func TestRelay(t *testing.T) {
 			var n int
 			var err error
 			for {
-				var ev struct{ Event string }
-				e, nerr := s.Next()
+				ev, nerr := s.Next()
 				if nerr != nil {
 					err = nerr
 					break
 				}
-				ev.Event = e.Event
 				n++
 				if ev.Event == "response.completed" && (final == nil || final.Usage.TotalTokens != 5) {
 					t.Errorf("terminal event before done saw the response (%+v)", final)

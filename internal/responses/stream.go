@@ -71,7 +71,7 @@ var noLogprobs = json.RawMessage("[]")
 // Memory grows with the answer's text (the done events and the final
 // response repeat it, as the API defines); nothing else is buffered.
 func Translate(chat llm.Stream, resp *Response, done func(*Response)) llm.Stream {
-	return &translator{chat: chat, resp: resp, done: done, calls: map[int]int{}}
+	return &translator{chat: chat, resp: resp, done: done, lastIdx: -1}
 }
 
 // translator is Translate's stream.
@@ -92,12 +92,16 @@ type translator struct {
 	part   string
 	parts  int
 	buf    strings.Builder
-	calls  map[int]int // chat tool-call index → output index
-	order  []int       // output indexes of open calls, in order
-	args   map[int]*strings.Builder
-	reason string
-	usage  *llm.Usage
-	model  string
+	// inCall: a function_call item is open, callIdx its chat tool-call
+	// index, callOut its output index, args its arguments so far;
+	// lastIdx is the highest chat index seen (-1: none).
+	inCall           bool
+	callIdx, callOut int
+	lastIdx          int
+	args             strings.Builder
+	reason           string
+	usage            *llm.Usage
+	model            string
 }
 
 // Next returns the next event.
@@ -176,7 +180,7 @@ func (t *translator) choice(ch *llm.ChunkChoice) {
 // message and the part as needed.
 func (t *translator) text(kind, delta string) {
 	if !t.hasMsg {
-		t.closeCalls()
+		t.closeCall()
 		t.hasMsg, t.msg, t.parts, t.part = true, len(t.resp.Output), 0, ""
 		item := Item{Type: TypeMessage, ID: NewID("msg_"), Status: "in_progress", Role: "assistant", Content: &Content{IsParts: true, Parts: []Part{}}}
 		t.resp.Output = append(t.resp.Output, item)
@@ -237,52 +241,49 @@ func (t *translator) closeMessage() {
 }
 
 // call appends a tool-call delta, opening its function_call item first.
+// Chat numbers a turn's calls in order and streams them one after another,
+// so a new index ends the open call (as OpenAI's own streams order their
+// events), and a piece of a call already closed is not relayed.
 func (t *translator) call(idx int, tc llm.ToolCall) {
-	out, ok := t.calls[idx]
-	if !ok {
-		// Chat streams its calls one after another: a new one ends the
-		// last, as OpenAI's own streams order their events.
-		t.closeMessage()
-		t.closeCalls()
-		out = len(t.resp.Output)
-		t.calls[idx] = out
-		t.order = append(t.order, out)
-		if t.args == nil {
-			t.args = map[int]*strings.Builder{}
+	if !t.inCall || idx != t.callIdx {
+		if idx <= t.lastIdx {
+			return
 		}
-		t.args[out] = &strings.Builder{}
+		t.closeMessage()
+		t.closeCall()
+		t.inCall, t.callIdx, t.lastIdx, t.callOut = true, idx, idx, len(t.resp.Output)
+		t.args.Reset()
 		empty := ""
 		item := Item{Type: TypeFunctionCall, ID: NewID("fc_"), Status: "in_progress", CallID: tc.ID, Name: tc.Function.Name, Arguments: &empty}
 		t.resp.Output = append(t.resp.Output, item)
-		t.emit(event{Type: EventItemAdded, OutputIndex: &out, Item: &item})
+		t.emit(event{Type: EventItemAdded, OutputIndex: &t.callOut, Item: &item})
 	} else if tc.Function.Name != "" {
-		t.resp.Output[out].Name += tc.Function.Name
+		t.resp.Output[t.callOut].Name += tc.Function.Name
 	}
-	if a := tc.Function.Arguments; a != "" && t.args[out] != nil {
-		t.args[out].WriteString(a)
-		t.emit(event{Type: EventArgsDelta, OutputIndex: &out, ItemID: t.resp.Output[out].ID, Delta: &a})
+	if a := tc.Function.Arguments; a != "" {
+		t.args.WriteString(a)
+		t.emit(event{Type: EventArgsDelta, OutputIndex: &t.callOut, ItemID: t.resp.Output[t.callOut].ID, Delta: &a})
 	}
 }
 
-// closeCalls ends the open function_call items, in order.
-func (t *translator) closeCalls() {
-	for _, out := range t.order {
-		out := out
-		item := &t.resp.Output[out]
-		args := t.args[out].String()
-		item.Arguments, item.Status = &args, "completed"
-		t.emit(event{Type: EventArgsDone, OutputIndex: &out, ItemID: item.ID, Arguments: &args, Name: item.Name})
-		done := *item
-		t.emit(event{Type: EventItemDone, OutputIndex: &out, Item: &done})
-		delete(t.args, out) // a piece arriving later for a closed call is not relayed
+// closeCall ends the open function_call item.
+func (t *translator) closeCall() {
+	if !t.inCall {
+		return
 	}
-	t.order = t.order[:0]
+	item := &t.resp.Output[t.callOut]
+	args := t.args.String()
+	item.Arguments, item.Status = &args, "completed"
+	t.emit(event{Type: EventArgsDone, OutputIndex: &t.callOut, ItemID: item.ID, Arguments: &args, Name: item.Name})
+	done := *item
+	t.emit(event{Type: EventItemDone, OutputIndex: &t.callOut, Item: &done})
+	t.inCall = false
 }
 
 // end closes every open item and queues the terminal event.
 func (t *translator) end() {
 	t.closeMessage()
-	t.closeCalls()
+	t.closeCall()
 	finish(t.resp, t.reason)
 	if t.usage != nil {
 		t.resp.Usage = usageOf(t.usage)
