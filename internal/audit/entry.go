@@ -9,6 +9,9 @@
 package audit
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -57,6 +60,9 @@ type Metacache struct {
 	Hit         bool    `json:"hit"`
 	Query       *string `json:"query"`
 	TokensSaved int64   `json:"tokens_saved"`
+	// CostSaved is beyond the spec: what the cached answer cost when it
+	// was made, USD (analytics' cost saved).
+	CostSaved float64 `json:"cost_saved"`
 }
 
 // ComplianceBlock is the compliance part of an entry. ComplianceScore is nil
@@ -150,7 +156,7 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 	}
 	if h := x.Cache; h != nil {
 		q := h.Query
-		e.Metacache = Metacache{Hit: true, Query: &q, TokensSaved: h.TokensSaved}
+		e.Metacache = Metacache{Hit: true, Query: &q, TokensSaved: h.TokensSaved, CostSaved: h.CostSaved}
 	}
 	if x.Err != nil {
 		ae := apierr.From(x.Err)
@@ -207,5 +213,32 @@ func (e *Entry) record(js []byte) Record {
 		Cost:      e.Cost,
 		LatencyMS: e.LatencyMS,
 		Entry:     js,
+
+		UserID:           e.UserID,
+		ConversationID:   e.ConversationID,
+		KeyMask:          e.Metrics.CustomMetrics.APIKey,
+		PromptTokens:     e.Metrics.PromptTokens,
+		CompletionTokens: e.Metrics.CompletionTokens,
+		CacheHit:         e.Metacache.Hit,
+		TokensSaved:      e.Metacache.TokensSaved,
+		CostSaved:        e.Metacache.CostSaved,
 	}
+}
+
+// RecordFromJSON is the record of an entry read back from the hot tier:
+// its columns decoded from js, which becomes the record's Entry.
+func RecordFromJSON(js []byte) (Record, error) {
+	var e Entry
+	if err := json.Unmarshal(js, &e); err != nil {
+		return Record{}, fmt.Errorf("audit: entry: %w", err)
+	}
+	if e.RequestID == "" {
+		return Record{}, errors.New("audit: entry has no request_id")
+	}
+	ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
+		return Record{}, fmt.Errorf("audit: entry %s: timestamp: %w", e.RequestID, err)
+	}
+	e.ts = ts.UTC()
+	return e.record(js), nil
 }

@@ -20,17 +20,52 @@ type Record struct {
 	Cost      float64
 	LatencyMS int64
 	Entry     []byte // the VAS entry, JSON
+
+	// Read from the entry for filters and rollups (not columns of every
+	// store): who, which conversation, the key's masked prefix, the
+	// token split and what a cache hit saved.
+	UserID           string
+	ConversationID   string
+	KeyMask          string
+	PromptTokens     int64
+	CompletionTokens int64
+	CacheHit         bool
+	TokensSaved      int64
+	CostSaved        float64
 }
 
-// Query selects records for GET /api/vas/logs. Empty strings match anything.
+// Query selects records for GET /api/vas/logs. Empty strings and zero
+// values match anything.
 type Query struct {
-	Since    time.Time
-	Provider string
-	Model    string
-	KeyID    string
-	Limit    int
-	Offset   int
+	Since          time.Time // at or after
+	Until          time.Time // before
+	Provider       string
+	Model          string
+	KeyID          string
+	UserID         string
+	ConversationID string
+	// Status selects one HTTP status; Outcome "success" or "error" selects
+	// by the entry's success instead.
+	Status  int
+	Outcome string
+	// Before, when set, selects only records older than the cursor
+	// (newest-first order): cursor paging.
+	Before *Cursor
+	Limit  int
+	Offset int
 }
+
+// Cursor is a position in the newest-first order of records.
+type Cursor struct {
+	Timestamp time.Time
+	RequestID string
+}
+
+// Outcomes of Query.Outcome.
+const (
+	OutcomeSuccess = "success"
+	OutcomeError   = "error"
+)
 
 // Summary aggregates records since a time, for GET /api/vas/metrics.
 type Summary struct {
@@ -56,6 +91,10 @@ type Store interface {
 	// QueryLogs returns the matching records newest first, and the total number
 	// of matches ignoring Limit and Offset.
 	QueryLogs(ctx context.Context, q Query) ([]Record, int64, error)
+	// StoredIDs returns which of ids are stored.
+	StoredIDs(ctx context.Context, ids []string) (map[string]bool, error)
+	// Locate returns the cursor of a stored record, or store.ErrNotFound.
+	Locate(ctx context.Context, requestID string) (Cursor, error)
 	// SummarizeLogs aggregates every record at or after since.
 	SummarizeLogs(ctx context.Context, since time.Time) (Summary, error)
 	// SpendSince sums Cost over keyID's records at or after since.

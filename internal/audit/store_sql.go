@@ -3,9 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
@@ -19,13 +17,26 @@ type SQLStore struct {
 // NewSQLStore returns the Store over db.
 func NewSQLStore(db *sqlstore.DB) *SQLStore { return &SQLStore{db: db} }
 
-// logBatchRows is how many records one multi-row INSERT carries: 11 columns
+// logBatchRows is how many records one multi-row INSERT carries: 13 columns
 // each keeps a statement well under SQLite's and PostgreSQL's parameter caps.
 const logBatchRows = 500
 
-const logColumns = `request_id, ts, key_id, provider, model, status, success, tokens, cost, latency_ms, entry`
+// logColumns are the columns of audit_logs, in the order appendLogArgs and
+// scanRecord use.
+const logColumns = `request_id, ts, key_id, provider, model, status, success, tokens, cost, latency_ms, entry, user_id, conversation_id`
 
-const logPlaceholders = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const nLogColumns = 13
+
+// logPlaceholders is one row of a multi-row INSERT; the casts let
+// PostgreSQL type a VALUES list that is selected from (insertLogsQuery).
+const logPlaceholders = `(?, CAST(? AS BIGINT), ?, ?, ?, CAST(? AS INTEGER), CAST(? AS BOOLEAN), CAST(? AS BIGINT), ` +
+	`CAST(? AS DOUBLE PRECISION), CAST(? AS BIGINT), ?, ?, ?)`
+
+// Inserted is called by Write inside the transaction that inserted
+// records, with the records stored for the first time (never one that was
+// already there), so that what it adds (analytics rollups) counts each
+// entry once. An error rolls the transaction back.
+type Inserted func(ctx context.Context, tx *sqlstore.Tx, recs []Record) error
 
 // InsertLogs writes recs, as multi-row INSERTs of up to logBatchRows records
 // in one transaction. A record whose RequestID is already stored (or repeated
@@ -41,48 +52,65 @@ const logPlaceholders = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 // RequestID, are named by the *DataError returned once every other
 // record is stored. Any other error leaves the call safe to retry.
 func (s *SQLStore) InsertLogs(ctx context.Context, recs []Record) error {
+	_, err := s.Write(ctx, recs, nil)
+	return err
+}
+
+// Write is InsertLogs that also runs then (when not nil) in each
+// transaction that inserts records, with the records it inserted, and
+// returns how many records were new. The bridge writes its batches with
+// it, the rollups in the same transaction.
+func (s *SQLStore) Write(ctx context.Context, recs []Record, then Inserted) (int, error) {
 	if len(recs) == 0 {
-		return nil
+		return 0, nil
 	}
 	var refused *DataError
 	rows := make([]Record, 0, len(recs))
+	seen := make(map[string]bool, len(recs))
 	for i, r := range recs {
 		if r.RequestID == "" {
 			refused = rejectLog(refused, "", fmt.Errorf("audit: insert logs: record %d has no request id", i))
 			continue
 		}
+		if seen[r.RequestID] {
+			continue // the first of a batch's copies wins, as against the table
+		}
+		seen[r.RequestID] = true
 		rows = append(rows, escapeRecord(r))
 	}
-	if err := s.insertLogBatch(ctx, rows); err != nil {
+	n, err := s.insertLogBatch(ctx, rows, then)
+	if err != nil {
 		if ctx.Err() != nil || !sqlstore.IsDataError(err) {
-			return err
+			return 0, err
 		}
-		if refused, err = s.insertLogRows(ctx, rows, refused); err != nil {
-			return err
+		if n, refused, err = s.insertLogRows(ctx, rows, refused, then); err != nil {
+			return 0, err
 		}
 	}
 	if refused != nil {
-		return refused
+		return n, refused
 	}
-	return nil
+	return n, nil
 }
 
-// insertLogBatch writes rows in one transaction.
-func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record) error {
+// insertLogBatch writes rows in one transaction, with then, and returns how
+// many were new.
+func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record, then Inserted) (int, error) {
 	if len(rows) == 0 {
-		return nil
+		return 0, nil
 	}
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("audit: insert logs: begin: %w", err)
+		return 0, fmt.Errorf("audit: insert logs: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 
 	var (
 		query string
 		built int // rows in query
+		fresh []Record
 	)
-	args := make([]any, 0, min(len(rows), logBatchRows)*11)
+	args := make([]any, 0, min(len(rows), logBatchRows)*nLogColumns)
 	for start := 0; start < len(rows); start += logBatchRows {
 		batch := rows[start:min(start+logBatchRows, len(rows))]
 		if len(batch) != built {
@@ -92,14 +120,46 @@ func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record) error {
 		for i := range batch {
 			args = appendLogArgs(args, &batch[i])
 		}
-		if _, err := tx.Exec(ctx, query, args...); err != nil {
-			return fmt.Errorf("audit: insert logs: %w", err)
+		if fresh, err = insertReturning(ctx, tx, query, args, batch, fresh); err != nil {
+			return 0, err
+		}
+	}
+	if then != nil && len(fresh) > 0 {
+		if err := then(ctx, tx, fresh); err != nil {
+			return 0, fmt.Errorf("audit: insert logs: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("audit: insert logs: commit: %w", err)
+		return 0, fmt.Errorf("audit: insert logs: commit: %w", err)
 	}
-	return nil
+	return len(fresh), nil
+}
+
+// insertReturning runs one INSERT … RETURNING request_id of batch and
+// appends to fresh the records it inserted.
+func insertReturning(ctx context.Context, tx *sqlstore.Tx, query string, args []any, batch, fresh []Record) ([]Record, error) {
+	rs, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("audit: insert logs: %w", err)
+	}
+	defer rs.Close()
+	ids := make(map[string]bool, len(batch))
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return nil, fmt.Errorf("audit: insert logs: %w", err)
+		}
+		ids[id] = true
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("audit: insert logs: %w", err)
+	}
+	for i := range batch {
+		if ids[batch[i].RequestID] {
+			fresh = append(fresh, batch[i])
+		}
+	}
+	return fresh, nil
 }
 
 // insertLogRows writes rows one statement each, after their batch was
@@ -107,25 +167,25 @@ func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record) error {
 // ASCII, and left out if refused even so. It adds those rows to refused, and
 // returns an error (with nothing more written) at the first error that does
 // not come from a row's data.
-func (s *SQLStore) insertLogRows(ctx context.Context, rows []Record, refused *DataError) (*DataError, error) {
-	query := s.insertLogsQuery(1)
-	insert := func(r *Record) error {
-		_, err := s.db.Exec(ctx, query, appendLogArgs(make([]any, 0, 11), r)...)
+func (s *SQLStore) insertLogRows(ctx context.Context, rows []Record, refused *DataError, then Inserted) (int, *DataError, error) {
+	inserted := 0
+	insert := func(r Record) error {
+		n, err := s.insertLogBatch(ctx, []Record{r}, then)
 		if err != nil {
 			return fmt.Errorf("audit: insert log %q: %w", r.RequestID, err)
 		}
+		inserted += n
 		return nil
 	}
 	for i := range rows {
-		plainErr := insert(&rows[i])
+		plainErr := insert(rows[i])
 		if plainErr == nil {
 			continue
 		}
 		if ctx.Err() != nil || !sqlstore.IsDataError(plainErr) {
-			return nil, plainErr
+			return 0, nil, plainErr
 		}
-		ascii := asciiRecord(rows[i])
-		err := insert(&ascii)
+		err := insert(asciiRecord(rows[i]))
 		switch {
 		case err == nil:
 			if refused == nil {
@@ -133,12 +193,12 @@ func (s *SQLStore) insertLogRows(ctx context.Context, rows []Record, refused *Da
 			}
 			refused.Escaped = append(refused.Escaped, rows[i].RequestID)
 		case ctx.Err() != nil || !sqlstore.IsDataError(err):
-			return nil, err
+			return 0, nil, err
 		default:
 			refused = rejectLog(refused, rows[i].RequestID, err)
 		}
 	}
-	return refused, nil
+	return inserted, refused, nil
 }
 
 // rejectLog adds a record left out, for cause err, to refused.
@@ -159,6 +219,9 @@ func escapeRecord(r Record) Record {
 	r.KeyID = sqlstore.EscapeText(r.KeyID)
 	r.Provider = sqlstore.EscapeText(r.Provider)
 	r.Model = sqlstore.EscapeText(r.Model)
+	r.UserID = sqlstore.EscapeText(r.UserID)
+	r.ConversationID = sqlstore.EscapeText(r.ConversationID)
+	r.KeyMask = sqlstore.EscapeText(r.KeyMask)
 	r.Entry = sqlstore.EscapeJSON(r.Entry)
 	return r
 }
@@ -169,6 +232,9 @@ func asciiRecord(r Record) Record {
 	r.KeyID = sqlstore.ASCIIText(r.KeyID)
 	r.Provider = sqlstore.ASCIIText(r.Provider)
 	r.Model = sqlstore.ASCIIText(r.Model)
+	r.UserID = sqlstore.ASCIIText(r.UserID)
+	r.ConversationID = sqlstore.ASCIIText(r.ConversationID)
+	r.KeyMask = sqlstore.ASCIIText(r.KeyMask)
 	r.Entry = sqlstore.ASCIIJSON(r.Entry)
 	return r
 }
@@ -176,147 +242,33 @@ func asciiRecord(r Record) Record {
 // appendLogArgs appends r's column values in logColumns order.
 func appendLogArgs(args []any, r *Record) []any {
 	return append(args, r.RequestID, sqlstore.Micros(r.Timestamp), r.KeyID, r.Provider, r.Model,
-		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry))
+		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry), r.UserID, r.ConversationID)
 }
 
+// insertLogsQuery is the INSERT of rows records, answering the request ids
+// it inserted. On SQLite request_id is the key, and a conflict skips the
+// row. On PostgreSQL the partitioned table's key is (ts, request_id) — a
+// unique key must hold the partition key —, which skips an entry delivered
+// again (same bytes, same timestamp) atomically even between bridges; a
+// request id already stored under another timestamp is skipped by the NOT
+// EXISTS probe of the request_id index.
 func (s *SQLStore) insertLogsQuery(rows int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO audit_logs (` + logColumns + `) VALUES `)
+	b.WriteString(`INSERT INTO audit_logs (` + logColumns + `) `)
+	if s.db.Dialect() == sqlstore.DialectPostgres {
+		b.WriteString(`SELECT * FROM (VALUES `)
+	} else {
+		b.WriteString(`VALUES `)
+	}
 	for i := range rows {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(logPlaceholders)
 	}
-	b.WriteString(` ON CONFLICT (request_id) DO NOTHING`)
+	if s.db.Dialect() == sqlstore.DialectPostgres {
+		b.WriteString(`) AS v (` + logColumns + `) WHERE NOT EXISTS (SELECT 1 FROM audit_logs a WHERE a.request_id = v.request_id)`)
+	}
+	b.WriteString(` ON CONFLICT DO NOTHING RETURNING request_id`)
 	return b.String()
 }
-
-// QueryLogs returns the records matching q newest first (ties by descending
-// RequestID), and the number of matches ignoring Limit and Offset. A Limit
-// <= 0 means no limit; a negative Offset counts as 0. The count and the page
-// are read by two statements, so a concurrent insert may show in one only.
-// Filters are escaped as InsertLogs escapes text, so the value a caller sent
-// finds its record.
-func (s *SQLStore) QueryLogs(ctx context.Context, q Query) ([]Record, int64, error) {
-	var (
-		where []string
-		args  []any
-	)
-	if !q.Since.IsZero() {
-		where = append(where, "ts >= ?")
-		args = append(args, sqlstore.Micros(q.Since))
-	}
-	for _, f := range []struct{ col, val string }{
-		{"provider", q.Provider}, {"model", q.Model}, {"key_id", q.KeyID},
-	} {
-		if f.val != "" {
-			where = append(where, f.col+" = ?")
-			args = append(args, sqlstore.EscapeText(f.val))
-		}
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
-
-	var total int64
-	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_logs`+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("audit: query logs: count: %w", err)
-	}
-	limit, offset := int64(q.Limit), int64(max(q.Offset, 0))
-	if limit <= 0 {
-		limit = math.MaxInt64
-	}
-	recs := []Record{}
-	if total == 0 || offset >= total {
-		return recs, total, nil
-	}
-	rows, err := s.db.Query(ctx,
-		`SELECT `+logColumns+` FROM audit_logs`+cond+` ORDER BY ts DESC, request_id DESC LIMIT ? OFFSET ?`,
-		append(args, limit, offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			r     Record
-			ts    int64
-			entry string
-		)
-		if err := rows.Scan(&r.RequestID, &ts, &r.KeyID, &r.Provider, &r.Model, &r.Status,
-			&r.Success, &r.Tokens, &r.Cost, &r.LatencyMS, &entry); err != nil {
-			return nil, 0, fmt.Errorf("audit: query logs: %w", err)
-		}
-		r.Timestamp = sqlstore.FromMicros(ts)
-		if entry != "" {
-			r.Entry = []byte(entry)
-		}
-		recs = append(recs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
-	}
-	return recs, total, nil
-}
-
-// SummarizeLogs aggregates every record at or after since. Providers and
-// Models list the distinct non-empty values in byte order.
-func (s *SQLStore) SummarizeLogs(ctx context.Context, since time.Time) (Summary, error) {
-	var sum Summary
-	err := s.db.QueryRow(ctx, `SELECT
-			COUNT(*),
-			CAST(COALESCE(SUM(CASE WHEN success THEN 1 ELSE 0 END), 0) AS BIGINT),
-			CAST(COALESCE(AVG(latency_ms), 0) AS DOUBLE PRECISION),
-			CAST(COALESCE(SUM(tokens), 0) AS BIGINT),
-			CAST(COALESCE(SUM(cost), 0) AS DOUBLE PRECISION)
-		FROM audit_logs WHERE ts >= ?`, sqlstore.Micros(since)).
-		Scan(&sum.TotalRequests, &sum.Successes, &sum.AvgLatencyMS, &sum.TotalTokens, &sum.TotalCost)
-	if err != nil {
-		return Summary{}, fmt.Errorf("audit: summarize logs: %w", err)
-	}
-	if sum.Providers, err = s.distinct(ctx, "provider", since); err != nil {
-		return Summary{}, err
-	}
-	if sum.Models, err = s.distinct(ctx, "model", since); err != nil {
-		return Summary{}, err
-	}
-	return sum, nil
-}
-
-// distinct returns the distinct non-empty values of col (a constant column
-// name) at or after since, in byte order.
-func (s *SQLStore) distinct(ctx context.Context, col string, since time.Time) ([]string, error) {
-	rows, err := s.db.Query(ctx,
-		`SELECT DISTINCT `+col+` FROM audit_logs WHERE ts >= ? AND `+col+` <> '' ORDER BY `+col, sqlstore.Micros(since))
-	if err != nil {
-		return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
-	}
-	return out, nil
-}
-
-// SpendSince sums Cost over keyID's records at or after since.
-func (s *SQLStore) SpendSince(ctx context.Context, keyID string, since time.Time) (float64, error) {
-	var spend float64
-	err := s.db.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(cost), 0) AS DOUBLE PRECISION)
-		FROM audit_logs WHERE key_id = ? AND ts >= ?`, sqlstore.EscapeText(keyID), sqlstore.Micros(since)).Scan(&spend)
-	if err != nil {
-		return 0, fmt.Errorf("audit: spend since: %w", err)
-	}
-	return spend, nil
-}
-
-var _ Store = (*SQLStore)(nil)

@@ -239,3 +239,71 @@ type Subscription interface {
 	// Close ends the subscription.
 	Close() error
 }
+
+// Streams are append-only logs drained by a consumer group: every entry
+// appended reaches a consumer at least once, and stays in the stream until
+// a consumer acknowledged it (the audit hot tier, drained by the bridge into
+// SQL). They are what Logs are not: never trimmed past an unacknowledged
+// entry. rediskv implements them with a Redis stream and a consumer group
+// (XADD, XREADGROUP, XAUTOCLAIM, XACK); the embedded default's counterpart
+// is the local spool (internal/spool), which has one consumer.
+type Streams interface {
+	// StreamAppend appends values, in order, to the stream at key. It never
+	// trims.
+	StreamAppend(ctx context.Context, key string, values ...[]byte) error
+	// StreamRead delivers up to count entries of the stream at key to
+	// consumer of group (created on first use, reading from the stream's
+	// start): first the consumer's own entries delivered before and not
+	// acknowledged (a restarted consumer of the same name resumes them),
+	// then entries pending for another consumer for longer than
+	// claimIdle (claimed: that consumer died), then new entries, waiting up
+	// to block for some when there are none (0: no wait). Entries come in
+	// stream order within each of those three sets.
+	StreamRead(ctx context.Context, key, group, consumer string, count int, claimIdle, block time.Duration) ([]StreamEntry, error)
+	// StreamAck acknowledges entries by ID: they are never delivered again
+	// and may be trimmed. Unknown or repeated IDs are not an error.
+	StreamAck(ctx context.Context, key, group string, ids ...string) error
+	// StreamTrim removes acknowledged entries beyond lim — older than
+	// lim.MaxAge, or the oldest beyond lim.MaxLen entries — and never an
+	// entry group has not acknowledged. It returns how many it removed. A
+	// stream with no group keeps everything.
+	StreamTrim(ctx context.Context, key, group string, lim LogLimit) (int64, error)
+	// StreamInfo describes the stream and group.
+	StreamInfo(ctx context.Context, key, group string) (StreamInfo, error)
+	// StreamUnacked returns up to limit of the newest entries group has not
+	// acknowledged (pending or never delivered), newest first. It may also
+	// return acknowledged entries newer than the oldest unacknowledged one.
+	StreamUnacked(ctx context.Context, key, group string, limit int) ([]StreamEntry, error)
+}
+
+// StreamEntry is one entry of a stream: its ID (opaque, ordered within the
+// stream; on Redis "<ms>-<seq>") and value.
+type StreamEntry struct {
+	ID    string
+	Value []byte
+	// Time is when the entry was appended (the store's clock).
+	Time time.Time
+}
+
+// StreamInfo is the state of a stream and its consumer group.
+type StreamInfo struct {
+	Length int64 // entries in the stream, acknowledged ones not yet trimmed included
+	// Pending are delivered and not acknowledged; Undelivered were never
+	// delivered to group. Their sum is the backlog.
+	Pending     int64
+	Undelivered int64
+	// OldestUnacked is the append time of the oldest entry not acknowledged
+	// (zero when there is none).
+	OldestUnacked time.Time
+	Consumers     []StreamConsumer
+}
+
+// Backlog is the number of entries not acknowledged.
+func (i StreamInfo) Backlog() int64 { return i.Pending + i.Undelivered }
+
+// StreamConsumer is one consumer of a group.
+type StreamConsumer struct {
+	Name    string
+	Pending int64
+	Idle    time.Duration // since its last read
+}

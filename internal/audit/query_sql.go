@@ -1,0 +1,228 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/sqlstore"
+)
+
+// where is q's filter as SQL conditions and their arguments. Filters are
+// escaped as InsertLogs escapes text, so the value a caller sent finds its
+// record.
+func where(q Query) (string, []any) {
+	var (
+		conds []string
+		args  []any
+	)
+	if !q.Since.IsZero() {
+		conds = append(conds, "ts >= ?")
+		args = append(args, sqlstore.Micros(q.Since))
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, "ts < ?")
+		args = append(args, sqlstore.Micros(q.Until))
+	}
+	for _, f := range []struct{ col, val string }{
+		{"provider", q.Provider}, {"model", q.Model}, {"key_id", q.KeyID},
+		{"user_id", q.UserID}, {"conversation_id", q.ConversationID},
+	} {
+		if f.val != "" {
+			conds = append(conds, f.col+" = ?")
+			args = append(args, sqlstore.EscapeText(f.val))
+		}
+	}
+	if q.Status != 0 {
+		conds = append(conds, "status = ?")
+		args = append(args, q.Status)
+	}
+	switch q.Outcome {
+	case OutcomeSuccess:
+		conds = append(conds, "success")
+	case OutcomeError:
+		conds = append(conds, "NOT success")
+	}
+	if c := q.Before; c != nil {
+		us := sqlstore.Micros(c.Timestamp)
+		conds = append(conds, "(ts < ? OR (ts = ? AND request_id < ?))")
+		args = append(args, us, us, sqlstore.EscapeText(c.RequestID))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// QueryLogs returns the records matching q newest first (ties by descending
+// RequestID), and the number of matches ignoring Limit and Offset. A Limit
+// <= 0 means no limit; a negative Offset counts as 0. The count and the page
+// are read by two statements, so a concurrent insert may show in one only.
+func (s *SQLStore) QueryLogs(ctx context.Context, q Query) ([]Record, int64, error) {
+	cond, args := where(q)
+	var total int64
+	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_logs`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("audit: query logs: count: %w", err)
+	}
+	limit, offset := int64(q.Limit), int64(max(q.Offset, 0))
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	recs := []Record{}
+	if total == 0 || offset >= total {
+		return recs, total, nil
+	}
+	rows, err := s.db.Query(ctx,
+		`SELECT `+logColumns+` FROM audit_logs`+cond+` ORDER BY ts DESC, request_id DESC LIMIT ? OFFSET ?`,
+		append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("audit: query logs: %w", err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
+	}
+	return recs, total, nil
+}
+
+// scanRecord reads one row of logColumns.
+func scanRecord(rows *sql.Rows) (Record, error) {
+	var (
+		r     Record
+		ts    int64
+		entry string
+	)
+	if err := rows.Scan(&r.RequestID, &ts, &r.KeyID, &r.Provider, &r.Model, &r.Status,
+		&r.Success, &r.Tokens, &r.Cost, &r.LatencyMS, &entry, &r.UserID, &r.ConversationID); err != nil {
+		return Record{}, err
+	}
+	r.Timestamp = sqlstore.FromMicros(ts)
+	if entry != "" {
+		r.Entry = []byte(entry)
+	}
+	return r, nil
+}
+
+// StoredIDs returns which of ids are stored, in chunks of 500 per query.
+func (s *SQLStore) StoredIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = sqlstore.EscapeText(id)
+		}
+		rows, err := s.db.Query(ctx, `SELECT request_id FROM audit_logs WHERE request_id IN (`+
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("audit: stored ids: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("audit: stored ids: %w", err)
+			}
+			out[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("audit: stored ids: %w", err)
+		}
+	}
+	// Report the ids as the caller sent them (escaping changes only
+	// unsafe ones).
+	for _, id := range ids {
+		if out[sqlstore.EscapeText(id)] {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// Locate returns the cursor of the stored record requestID.
+func (s *SQLStore) Locate(ctx context.Context, requestID string) (Cursor, error) {
+	var ts int64
+	err := s.db.QueryRow(ctx, `SELECT ts FROM audit_logs WHERE request_id = ? ORDER BY ts DESC LIMIT 1`,
+		sqlstore.EscapeText(requestID)).Scan(&ts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Cursor{}, store.ErrNotFound
+	}
+	if err != nil {
+		return Cursor{}, fmt.Errorf("audit: locate %q: %w", requestID, err)
+	}
+	return Cursor{Timestamp: sqlstore.FromMicros(ts), RequestID: requestID}, nil
+}
+
+// SummarizeLogs aggregates every record at or after since. Providers and
+// Models list the distinct non-empty values in byte order.
+func (s *SQLStore) SummarizeLogs(ctx context.Context, since time.Time) (Summary, error) {
+	var sum Summary
+	err := s.db.QueryRow(ctx, `SELECT
+			COUNT(*),
+			CAST(COALESCE(SUM(CASE WHEN success THEN 1 ELSE 0 END), 0) AS BIGINT),
+			CAST(COALESCE(AVG(latency_ms), 0) AS DOUBLE PRECISION),
+			CAST(COALESCE(SUM(tokens), 0) AS BIGINT),
+			CAST(COALESCE(SUM(cost), 0) AS DOUBLE PRECISION)
+		FROM audit_logs WHERE ts >= ?`, sqlstore.Micros(since)).
+		Scan(&sum.TotalRequests, &sum.Successes, &sum.AvgLatencyMS, &sum.TotalTokens, &sum.TotalCost)
+	if err != nil {
+		return Summary{}, fmt.Errorf("audit: summarize logs: %w", err)
+	}
+	if sum.Providers, err = s.distinct(ctx, "provider", since); err != nil {
+		return Summary{}, err
+	}
+	if sum.Models, err = s.distinct(ctx, "model", since); err != nil {
+		return Summary{}, err
+	}
+	return sum, nil
+}
+
+// distinct returns the distinct non-empty values of col (a constant column
+// name) at or after since, in byte order.
+func (s *SQLStore) distinct(ctx context.Context, col string, since time.Time) ([]string, error) {
+	rows, err := s.db.Query(ctx,
+		`SELECT DISTINCT `+col+` FROM audit_logs WHERE ts >= ? AND `+col+` <> '' ORDER BY `+col, sqlstore.Micros(since))
+	if err != nil {
+		return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: summarize logs: distinct %s: %w", col, err)
+	}
+	return out, nil
+}
+
+// SpendSince sums Cost over keyID's records at or after since.
+func (s *SQLStore) SpendSince(ctx context.Context, keyID string, since time.Time) (float64, error) {
+	var spend float64
+	err := s.db.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(cost), 0) AS DOUBLE PRECISION)
+		FROM audit_logs WHERE key_id = ? AND ts >= ?`, sqlstore.EscapeText(keyID), sqlstore.Micros(since)).Scan(&spend)
+	if err != nil {
+		return 0, fmt.Errorf("audit: spend since: %w", err)
+	}
+	return spend, nil
+}
+
+var _ Store = (*SQLStore)(nil)
