@@ -45,6 +45,8 @@ type Deps struct {
 	Failures FailureLog
 	// Cache serves /api/metacache/* (may be nil).
 	Cache *cache.Admin
+	// Alerts serves /api/alerts (nil or disabled: 503 alerts_disabled).
+	Alerts Alerter
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
 	// with the key's masked prefix.
 	EnvKeys map[string]string
@@ -116,6 +118,8 @@ func (a *API) Handler() http.Handler {
 	rt.handle("GET /api/vas/logs", a.logs)
 	rt.handle("GET /api/vas/metrics", a.logMetrics)
 	rt.handle("GET /api/providers/perf", a.providerPerf)
+	rt.handle("POST /api/alerts", a.raiseAlert)
+	rt.handle("GET /api/alerts", a.listAlerts)
 	if a.d.Cache != nil {
 		rt.handle("GET /api/metacache/stats", a.metacacheStats)
 		rt.handle("POST /api/metacache/flush", a.metacacheFlush)
