@@ -68,6 +68,9 @@ type Config struct {
 	DataDir     string // SVC_DATA_DIR
 	AdminAPIKey string // ADMIN_API_KEY; generated into DataDir when empty
 	MasterKey   string // SVC_MASTER_KEY; generated into DataDir when empty
+	// AuditChainKey (SVC_AUDIT_CHAIN_KEY) keys the audit chain's hashes
+	// (HMAC-SHA256 under its bytes); empty: plain SHA-256.
+	AuditChainKey string
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
@@ -311,6 +314,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		DataDir:            p.str("SVC_DATA_DIR", "./data"),
 		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
 		MasterKey:          p.str("SVC_MASTER_KEY", ""),
+		AuditChainKey:      p.str("SVC_AUDIT_CHAIN_KEY", ""),
 		DatabaseURL:        p.str("DATABASE_URL", ""),
 		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
 		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
@@ -377,6 +381,9 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	c.checkPorts(&p)
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
+	}
+	if c.AuditChainKey != "" && len(c.AuditChainKey) < 32 {
+		p.bad("SVC_AUDIT_CHAIN_KEY", "must be at least 32 characters")
 	}
 	if len(c.Components) > 0 && c.Split() {
 		if c.RedisURL == "" {

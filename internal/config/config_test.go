@@ -37,6 +37,7 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		"SVC_LOG_LEVEL":   "loud",
 		"ADMIN_API_KEY":   "short",
 
+		"SVC_AUDIT_CHAIN_KEY":    "short-chain-key",
 		"SVC_UPSTREAM_TRANSPORT": "carrier-pigeon",
 	}, built)
 	var ce *Error
@@ -44,10 +45,28 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		t.Fatalf("got %v, want *config.Error", err)
 	}
 	msg := err.Error()
-	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT"} {
+	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT", "SVC_AUDIT_CHAIN_KEY"} {
 		if !strings.Contains(msg, name+":") {
 			t.Errorf("error does not name %s:\n%s", name, msg)
 		}
+	}
+}
+
+func TestAuditChainKey(t *testing.T) {
+	key := "0123456789abcdef0123456789abcdef"
+	c, err := FromSource(Map{"SVC_AUDIT_CHAIN_KEY": key}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AuditChainKey != key {
+		t.Errorf("AuditChainKey = %q, want the setting", c.AuditChainKey)
+	}
+	if _, ok := c.Providers["svc_audit_chain"]; ok {
+		t.Error("SVC_AUDIT_CHAIN_KEY taken for a provider")
+	}
+	_, err = FromSource(Map{"SVC_AUDIT_CHAIN_KEY": key[:31]}, built)
+	if err == nil || strings.Contains(err.Error(), key[:31]) {
+		t.Errorf("a 31-character key: got %v, want refused without quoting it", err)
 	}
 }
 
