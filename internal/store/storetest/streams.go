@@ -475,7 +475,7 @@ func readStreamIdle(t *testing.T, s store.Streams, key, consumer string, count i
 	t.Helper()
 	got, err := s.StreamRead(context.Background(), key, group, consumer, count, claimIdle, block)
 	if err != nil {
-		t.Errorf("StreamRead(%q, %s): %v", key, consumer, err)
+		t.Fatalf("StreamRead(%q, %s): %v", key, consumer, err)
 	}
 	return got
 }
