@@ -35,6 +35,9 @@ type Deps struct {
 	Keys     *auth.Keys
 	Vault    *keyvault.Vault
 	Logs     audit.Store
+	// LogReader serves /api/vas/logs and /api/vas/metrics over the hot
+	// tier and Logs (nil: Logs alone).
+	LogReader *audit.Reader
 	// Limits gives the exact spend of capped keys for the budget endpoint
 	// (may be nil: spend then comes from the audit records).
 	Limits *limit.Limiter

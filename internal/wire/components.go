@@ -30,6 +30,7 @@ type constructor func(s *System) (*app.Service, error)
 var components = map[string]constructor{
 	config.Proxy:      newProxy,
 	config.Management: newManagement,
+	config.Bridge:     newBridge,
 }
 
 // Components names the components this build provides, in start order.
@@ -144,10 +145,14 @@ func newManagement(s *System) (*app.Service, error) {
 	kv := part(&err, s.KV)
 	probes := part(&err, s.Probes)
 	failures := part(&err, s.Failures)
+	reader := part(&err, s.LogReader)
+	notifier := part(&err, s.Alerts)
+	chain := part(&err, s.Chain)
 	if err != nil {
 		return nil, err
 	}
-	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), Health: tracker, Routing: live,
+	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
+		Alerts: notifier, Chain: chain, Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
 		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log})
 	srv, err := s.serve(config.Management, api)
