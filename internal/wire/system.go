@@ -17,6 +17,7 @@ import (
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/heartbeat"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
@@ -70,6 +71,7 @@ type System struct {
 	client   lazy[*upstream.Client]
 	failures lazy[*route.Failures]
 	known    lazy[func(provider, model string) bool]
+	beats    lazy[*heartbeat.Publisher]
 }
 
 // lazy is a part built on first use; a failed build is not retried.
