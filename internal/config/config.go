@@ -102,6 +102,9 @@ type Config struct {
 	// ResponsesRetention (SVC_RESPONSES_RETENTION) is how long svc keeps
 	// the Responses API records that previous_response_id continues.
 	ResponsesRetention time.Duration
+	// HeartbeatInterval (SVC_HEARTBEAT_INTERVAL, 1s–1m) is how often each
+	// component publishes its heartbeat to the KV store.
+	HeartbeatInterval time.Duration
 
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
@@ -347,6 +350,10 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
 		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
+	}
+	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
+	if c.HeartbeatInterval > time.Minute {
+		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
 	}
 	c.Cache = CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),

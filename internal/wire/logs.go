@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,8 +180,20 @@ func (s *System) Bridge() (*bridge.Bridge, error) {
 	})
 }
 
+// backlog is the hot tier's count of entries not yet written, for the
+// comprehensive health.
+func (s *System) backlog(ctx context.Context) (int64, error) {
+	hot, err := s.HotTier()
+	if err != nil {
+		return 0, err
+	}
+	info, err := hot.StreamInfo(ctx, audit.HotLogKey, audit.BridgeGroup)
+	return info.Backlog(), err
+}
+
 func newBridge(s *System) (*app.Service, error) {
 	var err error
+	beats := part(&err, s.Heartbeat)
 	admin := part(&err, s.AdminKey)
 	b := part(&err, s.Bridge)
 	reader := part(&err, s.LogReader)
@@ -194,5 +207,17 @@ func newBridge(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &app.Service{Server: srv}, nil
+	beat := beats.Component(config.Bridge, func() map[string]any {
+		st := b.Status()
+		lag := 0.0
+		if !st.Hot.OldestUnacked.IsZero() {
+			lag = max(time.Since(st.Hot.OldestUnacked).Seconds(), 0)
+		}
+		d := map[string]any{"lag_seconds": lag, "backlog": st.Hot.Backlog(), "written": st.Written}
+		if !st.LastWrite.IsZero() {
+			d["last_write"] = st.LastWrite
+		}
+		return d
+	})
+	return &app.Service{Server: srv, Background: []app.Component{beat}}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/bridge"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/heartbeat"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
@@ -77,6 +78,7 @@ type System struct {
 	client   lazy[*upstream.Client]
 	failures lazy[*route.Failures]
 	known    lazy[func(provider, model string) bool]
+	beats    lazy[*heartbeat.Publisher]
 }
 
 // lazy is a part built on first use; a failed build is not retried.
