@@ -33,6 +33,7 @@ type Options struct {
 	// Spool is the local, durable stream every entry is appended to before
 	// Record returns (internal/spool): the page cache holds it once Record
 	// returned, so a process killed at any point after loses no entry.
+	// Nil: audit is off (SVC_AUDIT_ENABLED=false), Record does nothing.
 	Spool Streams
 	// Hot is the shared hot tier (a Redis stream) the forwarder moves the
 	// spool's entries to; nil when the spool is itself the hot tier (the
@@ -70,7 +71,7 @@ func NewLogger(m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
 		opt.Consumer = "svc"
 	}
 	l := &Logger{opt: opt, m: m, log: log, stop: make(chan struct{}), done: make(chan struct{})}
-	if opt.Hot == nil {
+	if opt.Hot == nil || opt.Spool == nil {
 		close(l.done)
 		return l
 	}
@@ -82,6 +83,9 @@ func NewLogger(m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
 // failing) to the hot tier directly. An entry neither takes is logged by
 // request id and counted (svc_audit_write_failures_total).
 func (l *Logger) Record(e *Entry) {
+	if l.opt.Spool == nil {
+		return
+	}
 	js, err := json.Marshal(e)
 	if err != nil {
 		l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)

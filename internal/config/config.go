@@ -79,6 +79,7 @@ type Config struct {
 	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL: written entries the hot tier keeps
 	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier's written entries
 	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL: spool → shared hot tier
+	AuditEnabled       bool          // SVC_AUDIT_ENABLED: false keeps no VAS entries (benchmarks)
 	LogRetention       time.Duration // SVC_LOG_RETENTION_DAYS: long-term log (0 = forever)
 	LogSpillMaxBytes   int64         // SVC_LOG_SPILL_MAX_BYTES: bound of the local spool
 	// The bridge (SVC_BRIDGE_*): batch size, its consumer name, how long an
@@ -332,6 +333,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
 		LogHotMaxEntries:   p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000),
 		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 100*time.Millisecond, time.Millisecond),
+		AuditEnabled:       p.boolean("SVC_AUDIT_ENABLED", true),
 		LogRetention:       time.Duration(p.intRange("SVC_LOG_RETENTION_DAYS", 400, 0, 36500)) * 24 * time.Hour,
 		LogSpillMaxBytes:   int64(p.intRange("SVC_LOG_SPILL_MAX_BYTES", 512<<20, 1<<20, 1<<40)),
 		BridgeBatch:        p.intRange("SVC_BRIDGE_BATCH", 512, 1, 5000),

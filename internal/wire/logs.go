@@ -107,6 +107,10 @@ func (s *System) HotTier() (store.Streams, error) {
 // in-process. It flushes when the process ends, before the stores close.
 func (s *System) Audit() (*audit.Logger, error) {
 	return s.audit.get(func() (*audit.Logger, error) {
+		if !s.Config.AuditEnabled {
+			s.Log.Warn("audit is off (SVC_AUDIT_ENABLED=false): no VAS log entries are kept")
+			return audit.NewLogger(s.Metrics(), s.Log, audit.Options{}), nil
+		}
 		sp, err := s.Spool()
 		if err != nil {
 			return nil, err
