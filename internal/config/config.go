@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/svc-gateway/svc/internal/alerts"
 )
 
 // Component names accepted by SERVICE_TYPE, as the spec names them.
@@ -66,6 +68,9 @@ type Config struct {
 	DataDir     string // SVC_DATA_DIR
 	AdminAPIKey string // ADMIN_API_KEY; generated into DataDir when empty
 	MasterKey   string // SVC_MASTER_KEY; generated into DataDir when empty
+	// AuditChainKey (SVC_AUDIT_CHAIN_KEY) keys the audit chain's hashes
+	// (HMAC-SHA256 under its bytes); empty: plain SHA-256.
+	AuditChainKey string
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
@@ -93,6 +98,9 @@ type Config struct {
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
 
+	// Alerts configures the outbound webhook alerts.
+	Alerts AlertSettings
+
 	// AWS holds the standard AWS credentials (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) used to sign
 	// Bedrock requests when BEDROCK_API_KEY is not set.
@@ -114,6 +122,19 @@ type CacheSettings struct {
 	EmbeddingModel   string        // SEMANTIC_CACHE_EMBEDDING_MODEL: provider/model for embeddings ("" = built-in)
 	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every caller
 	Scope            string        // SEMANTIC_CACHE_SCOPE: who shares answers, "caller" (default) or "team"
+}
+
+// AlertSettings are the webhook alerts' settings. The URLs are credentials:
+// never log them.
+type AlertSettings struct {
+	Enabled    bool          // SVC_ALERTS_ENABLED (default true)
+	SlackURL   string        // SVC_SLACK_WEBHOOK_URL: Slack incoming webhook ("" = off)
+	TeamsURL   string        // SVC_TEAMS_WEBHOOK_URL: Microsoft Teams incoming webhook ("" = off)
+	DiscordURL string        // SVC_DISCORD_WEBHOOK_URL: Discord webhook ("" = off)
+	Dedup      time.Duration // SVC_ALERT_DEDUP: one alert per subject per period, fleet-wide (10m)
+	ErrorRate  float64       // SVC_ALERT_ERROR_RATE: a provider's error share that alerts, 0 < x ≤ 1 (0.25)
+	Window     time.Duration // SVC_ALERT_WINDOW: the window the error rate is measured over (5m)
+	Slow       time.Duration // SVC_ALERT_SLOW_MS: request latency that alerts (30000 ms)
 }
 
 // AWSSettings are the standard AWS credential settings.
@@ -293,6 +314,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		DataDir:            p.str("SVC_DATA_DIR", "./data"),
 		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
 		MasterKey:          p.str("SVC_MASTER_KEY", ""),
+		AuditChainKey:      p.str("SVC_AUDIT_CHAIN_KEY", ""),
 		DatabaseURL:        p.str("DATABASE_URL", ""),
 		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
 		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
@@ -330,6 +352,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	if m := c.Cache.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
 		p.bad("SEMANTIC_CACHE_EMBEDDING_MODEL", fmt.Sprintf("must name a provider and a model, such as openai/text-embedding-3-small, got %q", m))
 	}
+	c.Alerts = p.alerts()
 	for _, spec := range Components {
 		c.Ports[spec.Name] = p.port(spec.PortSetting, spec.DefaultPort)
 	}
@@ -358,6 +381,9 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	c.checkPorts(&p)
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
+	}
+	if c.AuditChainKey != "" && len(c.AuditChainKey) < 32 {
+		p.bad("SVC_AUDIT_CHAIN_KEY", "must be at least 32 characters")
 	}
 	if len(c.Components) > 0 && c.Split() {
 		if c.RedisURL == "" {
@@ -418,3 +444,36 @@ func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "svc.db")
 
 // Addr is the listen address of component name.
 func (c *Config) Addr(name string) string { return c.Host + ":" + strconv.Itoa(c.Port(name)) }
+
+// alerts reads the webhook alerts' settings; each URL must pass
+// alerts.CheckWebhookURL (https, or http to loopback).
+func (p *parser) alerts() AlertSettings {
+	a := AlertSettings{
+		Enabled:    p.boolean("SVC_ALERTS_ENABLED", true),
+		SlackURL:   p.str("SVC_SLACK_WEBHOOK_URL", ""),
+		TeamsURL:   p.str("SVC_TEAMS_WEBHOOK_URL", ""),
+		DiscordURL: p.str("SVC_DISCORD_WEBHOOK_URL", ""),
+		Dedup:      p.duration("SVC_ALERT_DEDUP", 10*time.Minute, time.Second),
+		ErrorRate:  p.floatRange("SVC_ALERT_ERROR_RATE", 0.25, 0, 1),
+		Window:     p.duration("SVC_ALERT_WINDOW", 5*time.Minute, 10*time.Second),
+		Slow:       time.Duration(p.intRange("SVC_ALERT_SLOW_MS", 30_000, 1, 3_600_000)) * time.Millisecond,
+	}
+	for _, u := range []struct{ name, url string }{
+		{"SVC_SLACK_WEBHOOK_URL", a.SlackURL}, {"SVC_TEAMS_WEBHOOK_URL", a.TeamsURL}, {"SVC_DISCORD_WEBHOOK_URL", a.DiscordURL},
+	} {
+		if err := alerts.CheckWebhookURL(u.name, u.url); err != nil {
+			p.problems = append(p.problems, err.Error()) // names the setting, never the URL
+		}
+	}
+	if a.ErrorRate == 0 {
+		p.bad("SVC_ALERT_ERROR_RATE", "must be greater than 0 (and at most 1)")
+		a.ErrorRate = 0.25
+	}
+	if a.Dedup > 24*time.Hour {
+		p.bad("SVC_ALERT_DEDUP", "must be at most 24h")
+	}
+	if a.Window > 24*time.Hour {
+		p.bad("SVC_ALERT_WINDOW", "must be at most 24h")
+	}
+	return a
+}

@@ -1,8 +1,3 @@
-//go:build storetest_streams
-
-// Remove the build constraint above once storetest.ExerciseStreams (branch
-// streams) is merged: this runs the suite on spools.
-
 package spool
 
 import (
@@ -20,7 +15,8 @@ import (
 
 // TestStreamsConformance runs the store.Streams suite on spools: one spool
 // per stream key, as the suite uses several keys in one store and a spool
-// is one stream.
+// is one stream. A spool's group may have several consumers, each entry
+// pending to one of them, so the multi-consumer checks run too.
 func TestStreamsConformance(t *testing.T) {
 	storetest.ExerciseStreams(t, func(t *testing.T) *keyed {
 		return &keyed{dir: t.TempDir(), spools: map[string]*Spool{}}
