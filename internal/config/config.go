@@ -76,10 +76,19 @@ type Config struct {
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
 	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
-	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL
-	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier
-	AuditQueueSize     int           // SVC_AUDIT_QUEUE_SIZE
-	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL
+	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL: written entries the hot tier keeps
+	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier's written entries
+	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL: spool → shared hot tier
+	AuditEnabled       bool          // SVC_AUDIT_ENABLED: false keeps no VAS entries (benchmarks)
+	LogRetention       time.Duration // SVC_LOG_RETENTION_DAYS: long-term log (0 = forever)
+	LogSpillMaxBytes   int64         // SVC_LOG_SPILL_MAX_BYTES: bound of the local spool
+	// The bridge (SVC_BRIDGE_*): batch size, its consumer name, how long an
+	// entry another bridge took may stay unwritten before this one takes
+	// it, and the backlog that raises an alert.
+	BridgeBatch        int
+	BridgeConsumer     string
+	BridgeClaimIdle    time.Duration
+	BridgeBacklogAlert int
 	MaxBodyBytes       int64         // SVC_MAX_BODY_BYTES
 	UpstreamTimeout    time.Duration // SVC_UPSTREAM_TIMEOUT: until the provider's response headers
 	UpstreamTransport  string        // SVC_UPSTREAM_TRANSPORT: "std" (net/http) or "fasthttp"
@@ -94,6 +103,9 @@ type Config struct {
 	// ResponsesRetention (SVC_RESPONSES_RETENTION) is how long svc keeps
 	// the Responses API records that previous_response_id continues.
 	ResponsesRetention time.Duration
+	// HeartbeatInterval (SVC_HEARTBEAT_INTERVAL, 1s–1m) is how often each
+	// component publishes its heartbeat to the KV store.
+	HeartbeatInterval time.Duration
 
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
@@ -320,8 +332,14 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
 		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
 		LogHotMaxEntries:   p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000),
-		AuditQueueSize:     p.intRange("SVC_AUDIT_QUEUE_SIZE", 8192, 1, 1<<22),
-		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
+		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 100*time.Millisecond, time.Millisecond),
+		AuditEnabled:       p.boolean("SVC_AUDIT_ENABLED", true),
+		LogRetention:       time.Duration(p.intRange("SVC_LOG_RETENTION_DAYS", 400, 0, 36500)) * 24 * time.Hour,
+		LogSpillMaxBytes:   int64(p.intRange("SVC_LOG_SPILL_MAX_BYTES", 512<<20, 1<<20, 1<<40)),
+		BridgeBatch:        p.intRange("SVC_BRIDGE_BATCH", 512, 1, 5000),
+		BridgeConsumer:     p.str("SVC_BRIDGE_CONSUMER", ""),
+		BridgeClaimIdle:    p.duration("SVC_BRIDGE_CLAIM_IDLE", 30*time.Second, 100*time.Millisecond),
+		BridgeBacklogAlert: p.intRange("SVC_BRIDGE_BACKLOG_ALERT", 10000, 1, 1<<30),
 		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),
 		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
 		UpstreamTransport:  p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp"),
@@ -334,6 +352,10 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
 		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
+	}
+	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
+	if c.HeartbeatInterval > time.Minute {
+		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
 	}
 	c.Cache = CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),

@@ -275,3 +275,28 @@ func TestAlertSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestHeartbeatInterval(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration // 0: refused
+	}{
+		{"", 5 * time.Second},
+		{"1s", time.Second},
+		{"10", 10 * time.Second},
+		{"1m", time.Minute},
+		{"999ms", 0},
+		{"61s", 0},
+		{"often", 0},
+	} {
+		c, err := FromSource(Map{"SVC_HEARTBEAT_INTERVAL": tc.value}, built)
+		switch {
+		case tc.want == 0 && (err == nil || !strings.Contains(err.Error(), "SVC_HEARTBEAT_INTERVAL:")):
+			t.Errorf("%q: got %v, want an error naming SVC_HEARTBEAT_INTERVAL", tc.value, err)
+		case tc.want != 0 && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != 0 && c.HeartbeatInterval != tc.want:
+			t.Errorf("%q: interval %v, want %v", tc.value, c.HeartbeatInterval, tc.want)
+		}
+	}
+}

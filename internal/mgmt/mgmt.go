@@ -35,6 +35,9 @@ type Deps struct {
 	Keys     *auth.Keys
 	Vault    *keyvault.Vault
 	Logs     audit.Store
+	// LogReader serves /api/vas/logs and /api/vas/metrics over the hot
+	// tier and Logs (nil: Logs alone).
+	LogReader *audit.Reader
 	// Limits gives the exact spend of capped keys for the budget endpoint
 	// (may be nil: spend then comes from the audit records).
 	Limits *limit.Limiter
@@ -58,6 +61,16 @@ type Deps struct {
 	Probes  map[string]app.Probe
 	Log     *slog.Logger
 	Now     func() time.Time
+
+	// Heartbeats, Providers and Backlog feed GET /api/health/comprehensive
+	// (each may be nil). Heartbeats: this process and the fleet's
+	// components; Providers: the configured providers by name, true for
+	// those that can serve (a key stored or in the environment, or none
+	// needed); Backlog: the audit entries waiting in the hot tier for the
+	// bridge. The stores pinged are Probes' "kv" and "sql".
+	Heartbeats Heartbeats
+	Providers  func(ctx context.Context) map[string]bool
+	Backlog    func(ctx context.Context) (int64, error)
 }
 
 // API serves the management routes.
@@ -128,6 +141,7 @@ func (a *API) Handler() http.Handler {
 	rt.handle("GET /api/providers/perf", a.providerPerf)
 	rt.handle("POST /api/alerts", a.raiseAlert)
 	rt.handle("GET /api/alerts", a.listAlerts)
+	rt.handle("GET /api/health/comprehensive", a.comprehensiveHealth)
 	if a.d.Cache != nil {
 		rt.handle("GET /api/metacache/stats", a.metacacheStats)
 		rt.handle("POST /api/metacache/flush", a.metacacheFlush)
