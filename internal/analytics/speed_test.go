@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,7 +62,8 @@ func TestReportSpeed(t *testing.T) {
 		}
 		var rows int64
 		var size string
-		if err := db.QueryRow(ctx, "SELECT COUNT(*), pg_size_pretty(pg_total_relation_size('"+table+"')) FROM "+table).
+		if err := db.QueryRow(ctx, "SELECT (SELECT COUNT(*) FROM "+table+"), "+
+			"(SELECT pg_size_pretty(SUM(pg_total_relation_size(relid))) FROM pg_partition_tree('"+table+"'))").
 			Scan(&rows, &size); err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +72,9 @@ func TestReportSpeed(t *testing.T) {
 	t.Logf("generated %d entries' rollups in %v (%.0f entries/s through Add)", nBatches*batch, generated.Round(time.Millisecond),
 		float64(nBatches*batch)/generated.Seconds())
 
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		t.Logf("load average before the runs: %s", strings.TrimSpace(string(load)))
+	}
 	for _, period := range []string{"30d", "7d", "24h"} {
 		w := window(t, "period="+period, now)
 		var times []time.Duration
