@@ -71,6 +71,7 @@ func TestStartFailures(t *testing.T) {
 			t.Setenv("SVC_HOST", "127.0.0.1")
 			t.Setenv("PROXY_PORT", "0")
 			t.Setenv("MANAGEMENT_PORT", "0")
+			t.Setenv("BRIDGE_PORT", "0")
 			t.Setenv("SVC_CONFIG", "")
 			for k, v := range tc.env {
 				t.Setenv(k, v)

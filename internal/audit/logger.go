@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"runtime"
 	"sync"
 	"time"
 
@@ -13,219 +12,177 @@ import (
 	"github.com/svc-gateway/svc/internal/store"
 )
 
-// HotLogKey is the KV log holding the hot tier of entries.
+// HotLogKey is the stream holding the hot tier of entries.
 const HotLogKey = "vas:logs"
 
-// maxBatch bounds one write: one SQL transaction and one hot-tier append.
-// The writer yields between batches. (Batches of 64, tried to shorten the
-// writer's runs on one CPU, did not move p99 there and cost 5–7 % of
-// throughput at c=64: docs/benchmarks.md.)
-const maxBatch = 512
+// Stream groups of the hot tier: the bridge drains the hot tier into SQL;
+// the forwarder drains a process's spool into the shared hot tier.
+const (
+	BridgeGroup  = "bridge"
+	forwardGroup = "forward"
+)
+
+// forwardBatch bounds the entries one forward moves.
+const forwardBatch = 512
+
+// Streams is what the Logger needs of a stream: the store.Streams block.
+type Streams = store.Streams
 
 // Options configure a Logger.
 type Options struct {
-	QueueSize     int
+	// Spool is the local, durable stream every entry is appended to before
+	// Record returns (internal/spool): the page cache holds it once Record
+	// returned, so a process killed at any point after loses no entry.
+	// Nil: audit is off (SVC_AUDIT_ENABLED=false), Record does nothing.
+	Spool Streams
+	// Hot is the shared hot tier (a Redis stream) the forwarder moves the
+	// spool's entries to; nil when the spool is itself the hot tier (the
+	// embedded default: the in-process bridge drains it).
+	Hot Streams
+	// Consumer names this process among the spool's consumers.
+	Consumer string
+	// FlushInterval is the longest an entry waits in the spool before the
+	// forwarder moves it (default 100ms).
 	FlushInterval time.Duration
-	HotTTL        time.Duration
-	// HotMaxEntries caps the hot tier's length (it must not grow with load).
-	HotMaxEntries int
 }
 
-// HotTier is where the Logger keeps the recent entries: AppendLog of the
-// hot-state store's Logs block (memkv in one process, rediskv across
-// processes).
-type HotTier interface {
-	AppendLog(ctx context.Context, key string, lim store.LogLimit, values ...[]byte) error
-}
-
-// Logger writes entries off the request path. Record enqueues; a writer
-// goroutine batches entries into the KV hot tier and the SQL store. When the
-// queue is full, Record writes the entry itself (counted by a metric) rather
-// than dropping it. Close drains and flushes everything.
+// Logger records entries: Record encodes the entry and appends it to the
+// local spool, synchronously (a write(2), no fsync), so an entry is
+// durable before the answer's last byte leaves; a forwarder moves the
+// spool's entries to the shared hot tier in batches, acknowledging them in
+// the spool only once the hot tier has them. The bridge writes the hot tier
+// into SQL; the Logger never writes SQL.
 type Logger struct {
-	store Store
-	hot   HotTier
-	m     *metrics.Metrics
-	log   *slog.Logger
-	opt   Options
+	opt Options
+	m   *metrics.Metrics
+	log *slog.Logger
 
-	q    chan *Entry
-	stop chan struct{} // closed by Close: drain now
+	stop chan struct{}
 	done chan struct{}
-
-	mu     sync.RWMutex // guards closed against Record racing Close
-	closed bool
+	once sync.Once
 }
 
-// NewLogger starts the writer, which keeps entries in hot and records in s.
-func NewLogger(s Store, hot HotTier, m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
-	if opt.QueueSize <= 0 {
-		opt.QueueSize = 8192
-	}
+// NewLogger starts the forwarder (when opt.Hot is set).
+func NewLogger(m *metrics.Metrics, log *slog.Logger, opt Options) *Logger {
 	if opt.FlushInterval <= 0 {
-		opt.FlushInterval = 200 * time.Millisecond
+		opt.FlushInterval = 100 * time.Millisecond
 	}
-	if opt.HotTTL <= 0 {
-		opt.HotTTL = 2 * time.Hour
+	if opt.Consumer == "" {
+		opt.Consumer = "svc"
 	}
-	if opt.HotMaxEntries <= 0 {
-		opt.HotMaxEntries = 10000
+	l := &Logger{opt: opt, m: m, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	if opt.Hot == nil || opt.Spool == nil {
+		close(l.done)
+		return l
 	}
-	l := &Logger{store: s, hot: hot, m: m, log: log, opt: opt,
-		q: make(chan *Entry, opt.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
-	go l.run()
+	go l.forward()
 	return l
 }
 
-// QueueLen is the number of entries waiting.
-func (l *Logger) QueueLen() int { return len(l.q) }
-
-// Record writes e eventually; it never blocks on the stores unless the queue
-// is full or the logger is closed, in which case it writes e synchronously.
+// Record makes e durable: appended to the spool, else (the spool full or
+// failing) to the hot tier directly. An entry neither takes is logged by
+// request id and counted (svc_audit_write_failures_total).
 func (l *Logger) Record(e *Entry) {
-	l.mu.RLock()
-	if !l.closed {
-		select {
-		case l.q <- e:
-			l.mu.RUnlock()
-			return
-		default:
-		}
-	}
-	l.mu.RUnlock()
-	if l.m != nil {
-		l.m.AuditDirect.Inc()
-	}
-	l.write(context.Background(), []*Entry{e})
-}
-
-// Close stops the writer after it has written every queued entry. Entries
-// recorded after Close are written synchronously.
-func (l *Logger) Close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		<-l.done
+	if l.opt.Spool == nil {
 		return
 	}
-	l.closed = true
-	close(l.q)
-	close(l.stop)
-	l.mu.Unlock()
+	js, err := json.Marshal(e)
+	if err != nil {
+		l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = l.opt.Spool.StreamAppend(ctx, HotLogKey, js)
+	if err == nil {
+		return
+	}
+	if l.opt.Hot != nil {
+		if l.m != nil {
+			l.m.AuditDirect.Inc()
+		}
+		if herr := l.opt.Hot.StreamAppend(ctx, HotLogKey, js); herr == nil {
+			return
+		}
+	}
+	if l.m != nil {
+		l.m.AuditDropped.Inc()
+	}
+	l.log.Error("audit entry lost: the spool refused it and no hot tier took it", "request_id", e.RequestID, "err", err)
+}
+
+// Close stops the forwarder after a last forward (bounded by ctx's
+// deadline; entries it could not move stay in the spool for the next
+// start).
+func (l *Logger) Close() {
+	l.once.Do(func() { close(l.stop) })
 	<-l.done
 }
 
-// run wakes on its tick (or at Close) and drains whatever is queued, so a
-// request never wakes the writer: a receive per entry cost every request a
-// goroutine wake-up.
-func (l *Logger) run() {
+// forward moves the spool's entries to the hot tier until Close, then once
+// more. A hot tier that fails is retried with backoff (up to 5 s); the
+// entries wait in the spool, which is the bounded local spill.
+func (l *Logger) forward() {
 	defer close(l.done)
-	tick := time.NewTicker(l.opt.FlushInterval)
-	defer tick.Stop()
-	batch := make([]*Entry, 0, maxBatch)
-	flush := func() {
-		if len(batch) > 0 {
-			l.write(context.Background(), batch)
-			clear(batch)
-			batch = batch[:0]
-			runtime.Gosched() // let the requests waiting for a CPU run
-		}
-	}
+	backoff := l.opt.FlushInterval
 	for {
+		moved, err := l.forwardOnce(context.Background(), l.opt.FlushInterval)
+		wait := time.Duration(0)
+		switch {
+		case err != nil:
+			if l.m != nil {
+				l.m.AuditForwardFailures.Inc()
+			}
+			l.log.Warn("audit forward to the hot tier failed; entries wait in the spool", "err", err, "retry_in", backoff)
+			wait, backoff = backoff, min(backoff*2, 5*time.Second)
+		case moved == 0:
+			backoff = l.opt.FlushInterval
+		default:
+			backoff = l.opt.FlushInterval
+		}
 		select {
-		case <-tick.C:
 		case <-l.stop:
+			l.drain()
+			return
+		case <-time.After(wait):
 		}
-		for {
-			select {
-			case e, ok := <-l.q:
-				if !ok {
-					flush()
-					return
-				}
-				batch = append(batch, e)
-				if len(batch) == maxBatch {
-					flush()
-				}
-				continue
-			default:
-			}
-			break
-		}
-		flush()
 	}
 }
 
-// writeAttempts bounds the tries of a batch the SQL store failed for a
-// reason other than its records' data (the database down, a timeout); the
-// entries stay in the hot tier after the last.
-const writeAttempts = 5
-
-// write persists entries: the hot tier (best effort) and SQL. A batch the
-// store fails is retried (writeAttempts times, with backoff), unless the
-// store says the failure lies in some records' data (*DataError): it has then
-// stored every other record, and retrying would fail the same way. Entries
-// that are not stored are logged by request id; every failed write counts in
-// svc_audit_write_failures_total.
-func (l *Logger) write(ctx context.Context, entries []*Entry) {
-	recs := make([]Record, 0, len(entries))
-	hot := make([][]byte, 0, len(entries))
-	for _, e := range entries {
-		js, err := json.Marshal(e)
-		if err != nil {
-			l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)
-			continue
-		}
-		recs = append(recs, e.record(js))
-		hot = append(hot, js)
-	}
-	kctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	if err := l.hot.AppendLog(kctx, HotLogKey, store.LogLimit{MaxAge: l.opt.HotTTL, MaxLen: l.opt.HotMaxEntries}, hot...); err != nil {
-		l.log.Warn("audit hot tier write failed; entries still go to SQL", "entries", len(hot), "err", err)
-	}
-	cancel()
-	if len(recs) == 0 {
-		return
-	}
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := l.store.InsertLogs(sctx, recs)
-		cancel()
-		if err == nil {
-			return
-		}
-		if l.m != nil {
-			l.m.AuditDropped.Inc() // svc_audit_write_failures_total: failed batch writes
-		}
-		var de *DataError
-		if errors.As(err, &de) {
-			l.refused(de)
-			return
-		}
-		if attempt == writeAttempts {
-			ids := make([]string, len(recs))
-			for i, r := range recs {
-				ids[i] = r.RequestID
+// drain forwards what the spool holds, for up to 5 s.
+func (l *Logger) drain() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		moved, err := l.forwardOnce(ctx, 0)
+		if err != nil || moved == 0 {
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				l.log.Warn("audit entries left in the spool at shutdown; the next start forwards them", "err", err)
 			}
-			l.log.Error("audit entries could not be persisted to SQL; they remain in the hot tier", "request_ids", ids, "err", err)
 			return
 		}
-		l.log.Warn("audit batch write failed; retrying", "attempt", attempt, "entries", len(recs), "err", err)
-		time.Sleep(backoff)
-		backoff *= 2
 	}
 }
 
-// refused logs the records the store refused for their data: those it kept
-// escaped, and those it could not keep.
-func (l *Logger) refused(de *DataError) {
-	if len(de.Escaped) > 0 {
-		l.log.Warn("audit entries stored with their text escaped to ASCII: the database refused them as sent",
-			"request_ids", de.Escaped, "err", de.Err)
+// forwardOnce moves up to forwardBatch entries (waiting up to block for
+// some) and returns how many.
+func (l *Logger) forwardOnce(ctx context.Context, block time.Duration) (int, error) {
+	es, err := l.opt.Spool.StreamRead(ctx, HotLogKey, forwardGroup, l.opt.Consumer, forwardBatch, time.Minute, block)
+	if err != nil || len(es) == 0 {
+		return 0, err
 	}
-	if len(de.Rejected) > 0 {
-		l.log.Error("audit entries refused by the SQL store for their data; they remain in the hot tier",
-			"request_ids", de.Rejected, "err", de.Err)
+	vals := make([][]byte, len(es))
+	ids := make([]string, len(es))
+	for i, e := range es {
+		vals[i], ids[i] = e.Value, e.ID
 	}
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := l.opt.Hot.StreamAppend(hctx, HotLogKey, vals...); err != nil {
+		return 0, err
+	}
+	if err := l.opt.Spool.StreamAck(ctx, HotLogKey, forwardGroup, ids...); err != nil {
+		return 0, err
+	}
+	return len(es), nil
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/svc-gateway/svc/internal/alerts"
 )
 
 // Component names accepted by SERVICE_TYPE, as the spec names them.
@@ -66,15 +68,27 @@ type Config struct {
 	DataDir     string // SVC_DATA_DIR
 	AdminAPIKey string // ADMIN_API_KEY; generated into DataDir when empty
 	MasterKey   string // SVC_MASTER_KEY; generated into DataDir when empty
+	// AuditChainKey (SVC_AUDIT_CHAIN_KEY) keys the audit chain's hashes
+	// (HMAC-SHA256 under its bytes); empty: plain SHA-256.
+	AuditChainKey string
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
 	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
-	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL
-	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier
-	AuditQueueSize     int           // SVC_AUDIT_QUEUE_SIZE
-	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL
+	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL: written entries the hot tier keeps
+	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier's written entries
+	AuditFlushInterval time.Duration // SVC_AUDIT_FLUSH_INTERVAL: spool → shared hot tier
+	AuditEnabled       bool          // SVC_AUDIT_ENABLED: false keeps no VAS entries (benchmarks)
+	LogRetention       time.Duration // SVC_LOG_RETENTION_DAYS: long-term log (0 = forever)
+	LogSpillMaxBytes   int64         // SVC_LOG_SPILL_MAX_BYTES: bound of the local spool
+	// The bridge (SVC_BRIDGE_*): batch size, its consumer name, how long an
+	// entry another bridge took may stay unwritten before this one takes
+	// it, and the backlog that raises an alert.
+	BridgeBatch        int
+	BridgeConsumer     string
+	BridgeClaimIdle    time.Duration
+	BridgeBacklogAlert int
 	MaxBodyBytes       int64         // SVC_MAX_BODY_BYTES
 	UpstreamTimeout    time.Duration // SVC_UPSTREAM_TIMEOUT: until the provider's response headers
 	UpstreamTransport  string        // SVC_UPSTREAM_TRANSPORT: "std" (net/http) or "fasthttp"
@@ -93,9 +107,15 @@ type Config struct {
 	// bounded, to the request spans exported when an OTLP endpoint
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
 	TraceContent bool
+	// HeartbeatInterval (SVC_HEARTBEAT_INTERVAL, 1s–1m) is how often each
+	// component publishes its heartbeat to the KV store.
+	HeartbeatInterval time.Duration
 
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
+
+	// Alerts configures the outbound webhook alerts.
+	Alerts AlertSettings
 
 	// AWS holds the standard AWS credentials (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) used to sign
@@ -118,6 +138,19 @@ type CacheSettings struct {
 	EmbeddingModel   string        // SEMANTIC_CACHE_EMBEDDING_MODEL: provider/model for embeddings ("" = built-in)
 	SharedNamespaces []string      // SEMANTIC_CACHE_SHARED_NAMESPACES: namespaces shared by every caller
 	Scope            string        // SEMANTIC_CACHE_SCOPE: who shares answers, "caller" (default) or "team"
+}
+
+// AlertSettings are the webhook alerts' settings. The URLs are credentials:
+// never log them.
+type AlertSettings struct {
+	Enabled    bool          // SVC_ALERTS_ENABLED (default true)
+	SlackURL   string        // SVC_SLACK_WEBHOOK_URL: Slack incoming webhook ("" = off)
+	TeamsURL   string        // SVC_TEAMS_WEBHOOK_URL: Microsoft Teams incoming webhook ("" = off)
+	DiscordURL string        // SVC_DISCORD_WEBHOOK_URL: Discord webhook ("" = off)
+	Dedup      time.Duration // SVC_ALERT_DEDUP: one alert per subject per period, fleet-wide (10m)
+	ErrorRate  float64       // SVC_ALERT_ERROR_RATE: a provider's error share that alerts, 0 < x ≤ 1 (0.25)
+	Window     time.Duration // SVC_ALERT_WINDOW: the window the error rate is measured over (5m)
+	Slow       time.Duration // SVC_ALERT_SLOW_MS: request latency that alerts (30000 ms)
 }
 
 // AWSSettings are the standard AWS credential settings.
@@ -297,13 +330,20 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		DataDir:            p.str("SVC_DATA_DIR", "./data"),
 		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
 		MasterKey:          p.str("SVC_MASTER_KEY", ""),
+		AuditChainKey:      p.str("SVC_AUDIT_CHAIN_KEY", ""),
 		DatabaseURL:        p.str("DATABASE_URL", ""),
 		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
 		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
 		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
 		LogHotMaxEntries:   p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000),
-		AuditQueueSize:     p.intRange("SVC_AUDIT_QUEUE_SIZE", 8192, 1, 1<<22),
-		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 200*time.Millisecond, time.Millisecond),
+		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 100*time.Millisecond, time.Millisecond),
+		AuditEnabled:       p.boolean("SVC_AUDIT_ENABLED", true),
+		LogRetention:       time.Duration(p.intRange("SVC_LOG_RETENTION_DAYS", 400, 0, 36500)) * 24 * time.Hour,
+		LogSpillMaxBytes:   int64(p.intRange("SVC_LOG_SPILL_MAX_BYTES", 512<<20, 1<<20, 1<<40)),
+		BridgeBatch:        p.intRange("SVC_BRIDGE_BATCH", 512, 1, 5000),
+		BridgeConsumer:     p.str("SVC_BRIDGE_CONSUMER", ""),
+		BridgeClaimIdle:    p.duration("SVC_BRIDGE_CLAIM_IDLE", 30*time.Second, 100*time.Millisecond),
+		BridgeBacklogAlert: p.intRange("SVC_BRIDGE_BACKLOG_ALERT", 10000, 1, 1<<30),
 		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),
 		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
 		UpstreamTransport:  p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp"),
@@ -317,6 +357,10 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
 		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
 		TraceContent:       p.boolean("SVC_TRACE_CONTENT", false),
+	}
+	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
+	if c.HeartbeatInterval > time.Minute {
+		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
 	}
 	c.Cache = CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),
@@ -335,6 +379,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	if m := c.Cache.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
 		p.bad("SEMANTIC_CACHE_EMBEDDING_MODEL", fmt.Sprintf("must name a provider and a model, such as openai/text-embedding-3-small, got %q", m))
 	}
+	c.Alerts = p.alerts()
 	for _, spec := range Components {
 		c.Ports[spec.Name] = p.port(spec.PortSetting, spec.DefaultPort)
 	}
@@ -363,6 +408,9 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	c.checkPorts(&p)
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
+	}
+	if c.AuditChainKey != "" && len(c.AuditChainKey) < 32 {
+		p.bad("SVC_AUDIT_CHAIN_KEY", "must be at least 32 characters")
 	}
 	if len(c.Components) > 0 && c.Split() {
 		if c.RedisURL == "" {
@@ -423,3 +471,36 @@ func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "svc.db")
 
 // Addr is the listen address of component name.
 func (c *Config) Addr(name string) string { return c.Host + ":" + strconv.Itoa(c.Port(name)) }
+
+// alerts reads the webhook alerts' settings; each URL must pass
+// alerts.CheckWebhookURL (https, or http to loopback).
+func (p *parser) alerts() AlertSettings {
+	a := AlertSettings{
+		Enabled:    p.boolean("SVC_ALERTS_ENABLED", true),
+		SlackURL:   p.str("SVC_SLACK_WEBHOOK_URL", ""),
+		TeamsURL:   p.str("SVC_TEAMS_WEBHOOK_URL", ""),
+		DiscordURL: p.str("SVC_DISCORD_WEBHOOK_URL", ""),
+		Dedup:      p.duration("SVC_ALERT_DEDUP", 10*time.Minute, time.Second),
+		ErrorRate:  p.floatRange("SVC_ALERT_ERROR_RATE", 0.25, 0, 1),
+		Window:     p.duration("SVC_ALERT_WINDOW", 5*time.Minute, 10*time.Second),
+		Slow:       time.Duration(p.intRange("SVC_ALERT_SLOW_MS", 30_000, 1, 3_600_000)) * time.Millisecond,
+	}
+	for _, u := range []struct{ name, url string }{
+		{"SVC_SLACK_WEBHOOK_URL", a.SlackURL}, {"SVC_TEAMS_WEBHOOK_URL", a.TeamsURL}, {"SVC_DISCORD_WEBHOOK_URL", a.DiscordURL},
+	} {
+		if err := alerts.CheckWebhookURL(u.name, u.url); err != nil {
+			p.problems = append(p.problems, err.Error()) // names the setting, never the URL
+		}
+	}
+	if a.ErrorRate == 0 {
+		p.bad("SVC_ALERT_ERROR_RATE", "must be greater than 0 (and at most 1)")
+		a.ErrorRate = 0.25
+	}
+	if a.Dedup > 24*time.Hour {
+		p.bad("SVC_ALERT_DEDUP", "must be at most 24h")
+	}
+	if a.Window > 24*time.Hour {
+		p.bad("SVC_ALERT_WINDOW", "must be at most 24h")
+	}
+	return a
+}

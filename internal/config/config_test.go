@@ -37,6 +37,7 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		"SVC_LOG_LEVEL":   "loud",
 		"ADMIN_API_KEY":   "short",
 
+		"SVC_AUDIT_CHAIN_KEY":    "short-chain-key",
 		"SVC_UPSTREAM_TRANSPORT": "carrier-pigeon",
 	}, built)
 	var ce *Error
@@ -44,10 +45,28 @@ func TestEveryBadSettingNamed(t *testing.T) {
 		t.Fatalf("got %v, want *config.Error", err)
 	}
 	msg := err.Error()
-	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT"} {
+	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT", "SVC_AUDIT_CHAIN_KEY"} {
 		if !strings.Contains(msg, name+":") {
 			t.Errorf("error does not name %s:\n%s", name, msg)
 		}
+	}
+}
+
+func TestAuditChainKey(t *testing.T) {
+	key := "0123456789abcdef0123456789abcdef"
+	c, err := FromSource(Map{"SVC_AUDIT_CHAIN_KEY": key}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AuditChainKey != key {
+		t.Errorf("AuditChainKey = %q, want the setting", c.AuditChainKey)
+	}
+	if _, ok := c.Providers["svc_audit_chain"]; ok {
+		t.Error("SVC_AUDIT_CHAIN_KEY taken for a provider")
+	}
+	_, err = FromSource(Map{"SVC_AUDIT_CHAIN_KEY": key[:31]}, built)
+	if err == nil || strings.Contains(err.Error(), key[:31]) {
+		t.Errorf("a 31-character key: got %v, want refused without quoting it", err)
 	}
 }
 
@@ -230,5 +249,74 @@ func TestTraceContent(t *testing.T) {
 	}
 	if _, err := FromSource(Map{"SVC_TRACE_CONTENT": "sometimes"}, built); err == nil || !strings.Contains(err.Error(), "SVC_TRACE_CONTENT:") {
 		t.Errorf("SVC_TRACE_CONTENT=sometimes: got %v, want a refusal naming it", err)
+	}
+}
+
+func TestAlertSettings(t *testing.T) {
+	c, err := FromSource(Map{}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := AlertSettings{Enabled: true, Dedup: 10 * time.Minute, ErrorRate: 0.25, Window: 5 * time.Minute, Slow: 30 * time.Second}
+	if c.Alerts != want {
+		t.Errorf("defaults = %+v, want %+v", c.Alerts, want)
+	}
+	c, err = FromSource(Map{"SVC_ALERTS_ENABLED": "false", "SVC_SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/X",
+		"SVC_DISCORD_WEBHOOK_URL": "http://127.0.0.1:9/hook", "SVC_ALERT_DEDUP": "1h", "SVC_ALERT_ERROR_RATE": "1",
+		"SVC_ALERT_WINDOW": "30s", "SVC_ALERT_SLOW_MS": "1500"}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = AlertSettings{SlackURL: "https://hooks.slack.com/services/T/B/X", DiscordURL: "http://127.0.0.1:9/hook",
+		Dedup: time.Hour, ErrorRate: 1, Window: 30 * time.Second, Slow: 1500 * time.Millisecond}
+	if c.Alerts != want {
+		t.Errorf("read %+v, want %+v", c.Alerts, want)
+	}
+
+	secret := "http://hooks.example.com/services/T/B/SECRET"
+	_, err = FromSource(Map{"SVC_ALERTS_ENABLED": "sometimes", "SVC_SLACK_WEBHOOK_URL": secret,
+		"SVC_TEAMS_WEBHOOK_URL": "ftp://x/y", "SVC_DISCORD_WEBHOOK_URL": "discord.com/api/webhooks/1/x",
+		"SVC_ALERT_DEDUP": "48h", "SVC_ALERT_ERROR_RATE": "0", "SVC_ALERT_WINDOW": "1s", "SVC_ALERT_SLOW_MS": "0"}, built)
+	if err == nil {
+		t.Fatal("bad alert settings were accepted")
+	}
+	for _, name := range []string{"SVC_ALERTS_ENABLED", "SVC_SLACK_WEBHOOK_URL", "SVC_TEAMS_WEBHOOK_URL", "SVC_DISCORD_WEBHOOK_URL",
+		"SVC_ALERT_DEDUP", "SVC_ALERT_ERROR_RATE", "SVC_ALERT_WINDOW", "SVC_ALERT_SLOW_MS"} {
+		if !strings.Contains(err.Error(), name+":") {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+	if strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("the error quotes a webhook URL (a credential):\n%v", err)
+	}
+	for _, rate := range []string{"1.5", "-0.1", "x"} {
+		if _, err := FromSource(Map{"SVC_ALERT_ERROR_RATE": rate}, built); err == nil || !strings.Contains(err.Error(), "SVC_ALERT_ERROR_RATE") {
+			t.Errorf("SVC_ALERT_ERROR_RATE=%s: got %v, want an error naming it", rate, err)
+		}
+	}
+}
+
+func TestHeartbeatInterval(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration // 0: refused
+	}{
+		{"", 5 * time.Second},
+		{"1s", time.Second},
+		{"10", 10 * time.Second},
+		{"1m", time.Minute},
+		{"999ms", 0},
+		{"61s", 0},
+		{"often", 0},
+	} {
+		c, err := FromSource(Map{"SVC_HEARTBEAT_INTERVAL": tc.value}, built)
+		switch {
+		case tc.want == 0 && (err == nil || !strings.Contains(err.Error(), "SVC_HEARTBEAT_INTERVAL:")):
+			t.Errorf("%q: got %v, want an error naming SVC_HEARTBEAT_INTERVAL", tc.value, err)
+		case tc.want != 0 && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != 0 && c.HeartbeatInterval != tc.want:
+			t.Errorf("%q: interval %v, want %v", tc.value, c.HeartbeatInterval, tc.want)
+		}
 	}
 }

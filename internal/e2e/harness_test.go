@@ -29,6 +29,7 @@ type gateway struct {
 	t       testing.TB
 	proxy   string // http://127.0.0.1:port
 	mgmt    string
+	bridge  string
 	dataDir string
 	cancel  context.CancelFunc
 	done    chan error
@@ -45,6 +46,7 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 		"SVC_HOST":             "127.0.0.1",
 		"PROXY_PORT":           "0",
 		"MANAGEMENT_PORT":      "0",
+		"BRIDGE_PORT":          "0",
 		"ADMIN_API_KEY":        adminKey,
 		"OPENAI_API_KEY":       upstreamKey,
 		"SVC_SHUTDOWN_TIMEOUT": "10s",
@@ -79,6 +81,9 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 	}
 	if a := p.Addr(config.Management); a != nil {
 		g.mgmt = "http://" + a.String()
+	}
+	if a := p.Addr(config.Bridge); a != nil {
+		g.bridge = "http://" + a.String()
 	}
 	go func() { g.done <- p.Run(ctx) }()
 	t.Cleanup(func() { g.stop() })

@@ -29,10 +29,19 @@ type Metrics struct {
 	CacheMisses    prometheus.Counter
 	MCPCalls       *prometheus.CounterVec // server, tool
 	VKeySpend      *keySpend              // key: read from the limits' counters at each scrape
-	AuditDirect    prometheus.Counter     // entries written synchronously because the queue was full
+	AuditDirect    prometheus.Counter     // entries sent to the hot tier directly: the spool refused them
 	AuditDropped   prometheus.Counter     // entries that could not be written at all
-	AuditQueue     prometheus.GaugeFunc
+	AuditQueue     prometheus.GaugeFunc   // entries in this process's spool not yet forwarded
 	InFlight       prometheus.Gauge
+
+	AuditForwardFailures prometheus.Counter // failed moves of spool entries to the hot tier (retried)
+	// The bridge's figures.
+	AuditWritten     prometheus.Counter // entries written to the long-term store for the first time
+	AuditRedelivered prometheus.Counter // entries delivered again and found already written
+	AuditUnwritable  prometheus.Counter // entries the long-term store refused for their data, or undecodable
+	BridgeFailures   prometheus.Counter // batch writes that failed (retried)
+	BridgeBacklog    prometheus.Gauge   // hot-tier entries not yet written
+	BridgeLag        prometheus.Gauge   // age of the oldest entry not yet written, seconds
 }
 
 // New registers every collector on a fresh registry, with the Go and process
@@ -79,14 +88,37 @@ func New(queueLen func() float64) *Metrics {
 			Name: "svc_audit_write_failures_total", Help: "Audit batches that failed to persist and were retried.",
 		}),
 		AuditQueue: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "svc_audit_queue_length", Help: "Audit entries waiting to be written.",
+			Name: "svc_audit_queue_length", Help: "Audit entries in this process's spool, not yet in the hot tier.",
 		}, queueLen),
+		AuditForwardFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_forward_failures_total", Help: "Failed moves of spooled audit entries to the hot tier (retried).",
+		}),
+		AuditWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_entries_written_total", Help: "Audit entries the bridge wrote to the long-term store.",
+		}),
+		AuditRedelivered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_entries_redelivered_total", Help: "Audit entries delivered to the bridge again and already written (skipped).",
+		}),
+		AuditUnwritable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_audit_entries_unwritable_total", Help: "Audit entries the long-term store refused for their data, or that could not be decoded.",
+		}),
+		BridgeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_bridge_write_failures_total", Help: "Bridge batch writes that failed and were retried.",
+		}),
+		BridgeBacklog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "svc_bridge_backlog", Help: "Hot-tier audit entries not yet written to the long-term store.",
+		}),
+		BridgeLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "svc_bridge_lag_seconds", Help: "Age of the oldest hot-tier audit entry not yet written to the long-term store.",
+		}),
 		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "svc_requests_in_flight", Help: "Proxied requests being served.",
 		}),
 	}
 	r.MustRegister(m.Requests, m.Latency, m.Tokens, m.Cost, m.ProviderErrors, m.CacheHits, m.CacheMisses,
 		m.MCPCalls, m.VKeySpend, m.AuditDirect, m.AuditDropped, m.AuditQueue, m.InFlight,
+		m.AuditForwardFailures, m.AuditWritten, m.AuditRedelivered, m.AuditUnwritable, m.BridgeFailures,
+		m.BridgeBacklog, m.BridgeLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -7,32 +7,34 @@ import (
 	"github.com/svc-gateway/svc/internal/health"
 )
 
+// logs answers GET /api/vas/logs over both tiers (audit.Reader).
 func (a *API) logs(w http.ResponseWriter, r *http.Request) error {
-	q, err := audit.ParseQuery(r.URL.Query(), a.d.Now())
-	if err != nil {
-		return err
-	}
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
-	page, err := audit.Logs(ctx, a.d.Logs, q)
+	page, err := a.reader().Query(ctx, r.URL.Query(), a.d.Now())
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, page)
 }
 
+// logMetrics answers GET /api/vas/metrics over both tiers.
 func (a *API) logMetrics(w http.ResponseWriter, r *http.Request) error {
-	since, err := audit.DaysSince(r.URL.Query(), a.d.Now())
-	if err != nil {
-		return err
-	}
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
-	sum, err := audit.Summarize(ctx, a.d.Logs, since)
+	sum, err := a.reader().Metrics(ctx, r.URL.Query(), a.d.Now())
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, sum)
+}
+
+// reader is the merged reader, or one over the long-term store alone.
+func (a *API) reader() *audit.Reader {
+	if a.d.LogReader != nil {
+		return a.d.LogReader
+	}
+	return &audit.Reader{Store: a.d.Logs}
 }
 
 // providerPerf answers GET /api/providers/perf: per provider and model, over

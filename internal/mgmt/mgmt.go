@@ -1,7 +1,9 @@
 // Package mgmt is the HTTP surface of the management component (api-server):
-// virtual keys, provider keys and the VAS audit log, all behind the
-// ADMIN_API_KEY, plus /health and /ready. It decodes and validates bodies and
-// writes answers; the behaviour lives in auth, keyvault and audit.
+// virtual keys, provider keys, routing, the cache, the VAS audit log and the
+// audit chain, all behind the ADMIN_API_KEY, plus /health and /ready. It
+// decodes and validates bodies and writes answers; the behaviour lives in
+// auth, keyvault, route, cache, audit and auditchain. Every admin action
+// that changes something is appended to the audit chain once it succeeded.
 //
 // Only wire imports mgmt. It never imports provider packages.
 package mgmt
@@ -33,6 +35,9 @@ type Deps struct {
 	Keys     *auth.Keys
 	Vault    *keyvault.Vault
 	Logs     audit.Store
+	// LogReader serves /api/vas/logs and /api/vas/metrics over the hot
+	// tier and Logs (nil: Logs alone).
+	LogReader *audit.Reader
 	// Limits gives the exact spend of capped keys for the budget endpoint
 	// (may be nil: spend then comes from the audit records).
 	Limits *limit.Limiter
@@ -45,23 +50,41 @@ type Deps struct {
 	Failures FailureLog
 	// Cache serves /api/metacache/* (may be nil).
 	Cache *cache.Admin
+	// Alerts serves /api/alerts (nil or disabled: 503 alerts_disabled).
+	Alerts Alerter
+	// Chain records every admin action and serves /api/audit/* (may be
+	// nil: nothing is recorded).
+	Chain Chain
 	// EnvKeys lists providers whose key comes from <PROVIDER>_API_KEY, by name,
 	// with the key's masked prefix.
 	EnvKeys map[string]string
 	Probes  map[string]app.Probe
 	Log     *slog.Logger
 	Now     func() time.Time
+
+	// Heartbeats, Providers and Backlog feed GET /api/health/comprehensive
+	// (each may be nil). Heartbeats: this process and the fleet's
+	// components; Providers: the configured providers by name, true for
+	// those that can serve (a key stored or in the environment, or none
+	// needed); Backlog: the audit entries waiting in the hot tier for the
+	// bridge. The stores pinged are Probes' "kv" and "sql".
+	Heartbeats Heartbeats
+	Providers  func(ctx context.Context) map[string]bool
+	Backlog    func(ctx context.Context) (int64, error)
 }
 
 // API serves the management routes.
-type API struct{ d Deps }
+type API struct {
+	d Deps
+	recorder
+}
 
 // New returns the management API.
 func New(d Deps) *API {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &API{d: d}
+	return &API{d: d, recorder: recorder{chain: d.Chain, log: d.Log}}
 }
 
 // maxBody bounds management request bodies.
@@ -116,12 +139,19 @@ func (a *API) Handler() http.Handler {
 	rt.handle("GET /api/vas/logs", a.logs)
 	rt.handle("GET /api/vas/metrics", a.logMetrics)
 	rt.handle("GET /api/providers/perf", a.providerPerf)
+	rt.handle("POST /api/alerts", a.raiseAlert)
+	rt.handle("GET /api/alerts", a.listAlerts)
+	rt.handle("GET /api/health/comprehensive", a.comprehensiveHealth)
 	if a.d.Cache != nil {
 		rt.handle("GET /api/metacache/stats", a.metacacheStats)
 		rt.handle("POST /api/metacache/flush", a.metacacheFlush)
 	}
 	if a.d.Routing != nil {
-		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: a.d.Failures, Now: a.d.Now, Log: a.d.Log}).Register(rt.mux)
+		NewRoutingAPI(RoutingDeps{Live: a.d.Routing, Resolver: a.d.Resolver, Failures: a.d.Failures, Now: a.d.Now, Log: a.d.Log, Chain: a.d.Chain}).Register(rt.mux)
+	}
+	if a.d.Chain != nil {
+		rt.handle("GET /api/audit/logs", a.auditLogs)
+		rt.handle("GET /api/audit/verify", a.auditVerify)
 	}
 	rt.handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path)

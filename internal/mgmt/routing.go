@@ -20,6 +20,7 @@ const maxForceSeconds = 30 * 24 * 60 * 60
 // routing status. Every change goes through route.Live, so it is stored and
 // reaches every replica within a second.
 type RoutingAPI struct {
+	recorder
 	live     *route.Live
 	resolver *route.Resolver
 	failures FailureLog
@@ -48,6 +49,8 @@ type RoutingDeps struct {
 	Now func() time.Time
 	// Log receives the server-side failures of the routes (may be nil).
 	Log *slog.Logger
+	// Chain records every change (may be nil).
+	Chain Chain
 }
 
 // NewRoutingAPI returns the routing handlers.
@@ -55,7 +58,7 @@ func NewRoutingAPI(d RoutingDeps) *RoutingAPI {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &RoutingAPI{live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
+	return &RoutingAPI{recorder: recorder{chain: d.Chain, log: d.Log}, live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
 }
 
 // Register adds the routing routes to mux (which the caller puts behind the
@@ -131,6 +134,8 @@ func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
+	a.record(r, evRoutingChainSet, ch.Name, map[string]any{"created": created, "targets": ch.Targets,
+		"retry_on": ch.RetryOn, "max_retries": ch.MaxRetries, "backoff_ms": ch.BackoffMS})
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -150,6 +155,7 @@ func (a *RoutingAPI) deleteChain(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
+	a.record(r, evRoutingChainDelete, name, nil)
 	return writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 }
 
@@ -173,6 +179,7 @@ func (a *RoutingAPI) putStrategy(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.update(r, func(c *route.Config) error { c.Strategy = s; return nil }); err != nil {
 		return err
 	}
+	a.record(r, evRoutingStrategy, s.Name, map[string]any{"weights": s.Weights})
 	return writeJSON(w, http.StatusOK, strategyBody{Strategy: s.Name, Weights: s.Weights})
 }
 
@@ -191,6 +198,7 @@ func (a *RoutingAPI) putDefaultProvider(w http.ResponseWriter, r *http.Request) 
 	if _, err := a.update(r, func(c *route.Config) error { c.DefaultProvider = p; return nil }); err != nil {
 		return err
 	}
+	a.record(r, evRoutingDefault, p, nil)
 	return writeJSON(w, http.StatusOK, providerBody{Provider: p})
 }
 
@@ -237,6 +245,7 @@ func (a *RoutingAPI) putMapping(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
+	a.record(r, evRoutingMapping, body.Alias, map[string]any{"target": target})
 	p, m, _ := strings.Cut(target, "/")
 	return writeJSON(w, http.StatusCreated, mappingView{Alias: body.Alias, Target: target, Provider: p, Model: m})
 }
@@ -268,6 +277,7 @@ func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) error
 		if _, err := a.update(r, func(c *route.Config) error { c.Forced = nil; return nil }); err != nil {
 			return err
 		}
+		a.record(r, evRoutingForce, "", map[string]any{"duration_seconds": 0})
 		return writeJSON(w, http.StatusOK, map[string]any{"forced": nil})
 	}
 	p := strings.ToLower(strings.TrimSpace(body.Provider))
@@ -275,6 +285,7 @@ func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) error
 	if _, err := a.update(r, func(c *route.Config) error { c.Forced = f; return nil }); err != nil {
 		return err
 	}
+	a.record(r, evRoutingForce, f.Provider, map[string]any{"duration_seconds": secs, "until": f.Until})
 	return writeJSON(w, http.StatusOK, map[string]any{"forced": forcedView{Provider: f.Provider, Until: f.Until}})
 }
 
@@ -305,6 +316,7 @@ func (a *RoutingAPI) putBudget(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
+	a.record(r, evRoutingBudget, b.Provider, map[string]any{"daily_budget_usd": b.DailyBudgetUSD})
 	return writeJSON(w, http.StatusOK, b)
 }
 

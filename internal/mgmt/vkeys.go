@@ -100,6 +100,10 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The key's settings, never its secret or masked prefix.
+	a.record(r, evVKeyCreate, k.ID, map[string]any{"alias": k.Alias, "budget_period": k.BudgetPeriod,
+		"max_budget_usd": k.MaxBudgetUSD, "model_restrictions": k.ModelRestrictions, "rpm_limit": k.RPMLimit,
+		"tpm_limit": k.TPMLimit, "policy_set": k.PolicySet, "team_id": k.TeamID})
 	return writeJSON(w, http.StatusCreated, struct {
 		keyView
 		Key string `json:"key"`
@@ -137,6 +141,8 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Subject is the key's id: the path may hold the secret itself.
+	a.record(r, evVKeyRevoke, k.ID, map[string]any{"alias": k.Alias})
 	return writeJSON(w, http.StatusOK, view(k))
 }
 

@@ -30,6 +30,7 @@ type constructor func(s *System) (*app.Service, error)
 var components = map[string]constructor{
 	config.Proxy:      newProxy,
 	config.Management: newManagement,
+	config.Bridge:     newBridge,
 }
 
 // Components names the components this build provides, in start order.
@@ -87,6 +88,7 @@ func newProxy(s *System) (*app.Service, error) {
 	failures := part(&err, s.Failures)
 	known := part(&err, s.Known)
 	db := part(&err, s.SQL)
+	beats := part(&err, s.Heartbeat)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +127,7 @@ func newProxy(s *System) (*app.Service, error) {
 	svc := &app.Service{Server: srv, Background: []app.Component{
 		app.Func{N: "model-refresh", F: px.Run},
 		app.Func{N: "responses-purge", F: func(ctx context.Context) error { return responses.PurgeEvery(ctx, kept, time.Hour, s.Log) }},
+		beats.Component(config.Proxy, nil),
 	}}
 	if sc != nil {
 		embedVia = px.Embedder(cfg.Cache.EmbeddingModel)
@@ -145,17 +148,23 @@ func newManagement(s *System) (*app.Service, error) {
 	kv := part(&err, s.KV)
 	probes := part(&err, s.Probes)
 	failures := part(&err, s.Failures)
+	reader := part(&err, s.LogReader)
+	notifier := part(&err, s.Alerts)
+	chain := part(&err, s.Chain)
+	beats := part(&err, s.Heartbeat)
 	if err != nil {
 		return nil, err
 	}
-	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), Health: tracker, Routing: live,
+	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
+		Alerts: notifier, Chain: chain, Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
-		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log})
+		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log,
+		Heartbeats: beats, Providers: providerStates(s.Registry(), vault), Backlog: s.backlog})
 	srv, err := s.serve(config.Management, api)
 	if err != nil {
 		return nil, err
 	}
-	return &app.Service{Server: srv}, nil
+	return &app.Service{Server: srv, Background: []app.Component{beats.Component(config.Management, nil)}}, nil
 }
 
 // keyLimits resolves a principal's limits from its virtual key's record

@@ -14,11 +14,14 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/svc-gateway/svc/internal/alerts"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/bridge"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/heartbeat"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/metrics"
@@ -26,6 +29,7 @@ import (
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/route"
 	"github.com/svc-gateway/svc/internal/secret"
+	"github.com/svc-gateway/svc/internal/spool"
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/rediskv"
@@ -61,6 +65,10 @@ type System struct {
 	kv       lazy[store.KV]
 	metrics  lazy[*metrics.Metrics]
 	audit    lazy[*audit.Logger]
+	spool    lazy[*spool.Spool]
+	hot      lazy[store.Streams]
+	bridge   lazy[*bridge.Bridge]
+	alerts   lazy[*alerts.Notifier]
 	keys     lazy[*auth.Keys]
 	registry lazy[*provider.Registry]
 	vault    lazy[*keyvault.Vault]
@@ -73,6 +81,7 @@ type System struct {
 	tracer   lazy[trace.Tracer]
 	failures lazy[*route.Failures]
 	known    lazy[func(provider, model string) bool]
+	beats    lazy[*heartbeat.Publisher]
 }
 
 // lazy is a part built on first use; a failed build is not retried.
@@ -254,29 +263,13 @@ func (s *System) Probes() (map[string]app.Probe, error) {
 func (s *System) Metrics() *metrics.Metrics {
 	m, _ := s.metrics.get(func() (*metrics.Metrics, error) {
 		return metrics.New(func() float64 {
-			if l := s.audit.v; l != nil {
-				return float64(l.QueueLen())
+			if sp := s.spool.v; sp != nil {
+				return float64(sp.Frames())
 			}
 			return 0
 		}), nil
 	})
 	return m
-}
-
-// Audit is the audit logger; it flushes when the process ends, before the
-// stores close.
-func (s *System) Audit() (*audit.Logger, error) {
-	return s.audit.get(func() (*audit.Logger, error) {
-		db, kv, err := s.stores()
-		if err != nil {
-			return nil, err
-		}
-		c := s.Config
-		l := audit.NewLogger(audit.NewSQLStore(db), kv, s.Metrics(), s.Log, audit.Options{QueueSize: c.AuditQueueSize,
-			FlushInterval: c.AuditFlushInterval, HotTTL: c.LogHotTTL, HotMaxEntries: c.LogHotMaxEntries})
-		s.onClose(l.Close)
-		return l, nil
-	})
 }
 
 // Keys are the virtual keys, with their invalidation follower.
@@ -385,11 +378,15 @@ func (s *System) Spend() (*route.Spend, error) {
 		if err != nil {
 			return nil, err
 		}
+		n, err := s.Alerts()
+		if err != nil {
+			return nil, err
+		}
 		log := s.Log
-		// The alerts work will send these as webhooks; until then they are logged.
 		sp := route.NewSpend(kv, live.Current, log).OnBudget(func(ev route.BudgetEvent) {
 			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
 				"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
+			n.Send(alerts.NewProviderBudget(ev.Provider, ev.Day, ev.BudgetUSD, ev.SpentUSD, time.Now()))
 		})
 		s.runs("provider-spend", sp.Run)
 		return sp, nil
@@ -413,12 +410,16 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 		if err != nil {
 			return nil, err
 		}
+		n, err := s.Alerts()
+		if err != nil {
+			return nil, err
+		}
 		log, m := s.Log, s.Metrics()
 		l := limit.New(kv, prices, limit.Options{HourlyRequests: int64(s.Config.HourlyRequests), Log: log,
-			// The alerts work will send these as webhooks; until then they are logged.
 			OnBudget: func(ev limit.BudgetEvent) {
 				log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
 					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
+				n.Send(alerts.NewKeyBudget(ev.KeyID, ev.Period, ev.CapUSD, ev.SpentUSD, time.Now()))
 			},
 			MeterSpend: true})
 		s.runs("spend-meter", l.Run)

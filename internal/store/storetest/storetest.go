@@ -1,8 +1,9 @@
 // Package storetest holds the conformance suites every store implementation
 // runs from its own tests, in the manner of Vault's physical.ExerciseBackend:
 // one per hot-state building block of package store (ExerciseValues,
-// ExerciseCounters, ExerciseLogs, ExerciseBus), run by memkv and rediskv, and
-// one per record interface a domain owns (ExerciseKeyStore for auth,
+// ExerciseCounters, ExerciseLogs, ExerciseBus, run by memkv and rediskv;
+// ExerciseStreams, run by rediskv and the local spool), and one per record
+// interface a domain owns (ExerciseKeyStore for auth,
 // ExerciseProviderKeyStore for keyvault, ExerciseAuditStore for audit,
 // ExerciseRoutingStore for route), run by each domain's SQL implementation on
 // SQLite and PostgreSQL from the domain's external test package. It also
