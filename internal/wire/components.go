@@ -113,6 +113,7 @@ func newProxy(s *System) (*app.Service, error) {
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
+		Tracer: s.Tracer(), TraceContent: cfg.TraceContent,
 	})
 	// Provider spend still being added finishes before the stores close.
 	s.onClose(px.Settled)

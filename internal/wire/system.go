@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/svc-gateway/svc/internal/alerts"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -76,6 +78,7 @@ type System struct {
 	prices   lazy[*pricing.Table]
 	limiter  lazy[*limit.Limiter]
 	client   lazy[*upstream.Client]
+	tracer   lazy[trace.Tracer]
 	failures lazy[*route.Failures]
 	known    lazy[func(provider, model string) bool]
 	beats    lazy[*heartbeat.Publisher]
