@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +193,64 @@ func TestKilledProxyLosesNoEntry(t *testing.T) {
 			t.Fatalf("after SIGKILL and restart: %d of %d answered requests have their entry", found, n)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAnalyticsFromTheBridge checks the analytics end to end on the
+// embedded default: requests through the proxy (with the OpenAI SDK), the
+// bridge writing their entries with the rollups, /api/analytics counting
+// them by provider, model and key (masked), an error among them.
+func TestAnalyticsFromTheBridge(t *testing.T) {
+	g := start(t, providertest.NewOpenAI(t), nil)
+	key, keyID := g.newKey(nil)
+	for range 5 {
+		chatID(t, g, key)
+	}
+	// A request svc refuses (400) is counted, as an error.
+	if resp, _ := g.post("/v1/chat/completions", key, []byte(`{"model":"gpt-4o-mini","messages":"hi"}`), nil); resp.StatusCode != 400 {
+		t.Fatalf("a malformed request: %d, want 400", resp.StatusCode)
+	}
+	var rep struct {
+		Totals struct {
+			Requests, Errors int64
+			CostUSD          float64 `json:"cost_usd"`
+		}
+		TopKeys []struct {
+			KeyID    string `json:"key_id"`
+			Key      string
+			Requests int64
+		} `json:"top_keys"`
+		CostByProvider []struct {
+			Provider string
+			Requests int64
+		} `json:"cost_by_provider"`
+		Volume []struct{ Requests int64 }
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if code := g.admin("GET", "/api/analytics?period=24h", nil, &rep); code != 200 {
+			t.Fatalf("GET /api/analytics: %d", code)
+		}
+		if rep.Totals.Requests >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rep.Totals.Requests != 6 || rep.Totals.Errors != 1 || rep.Totals.CostUSD <= 0 {
+		t.Fatalf("totals %+v, want 6 requests, 1 error, a cost", rep.Totals)
+	}
+	if len(rep.TopKeys) != 1 || rep.TopKeys[0].KeyID != keyID || rep.TopKeys[0].Requests != 6 ||
+		!strings.HasPrefix(rep.TopKeys[0].Key, "sk-svc-") || strings.Contains(key, rep.TopKeys[0].Key) && len(rep.TopKeys[0].Key) >= len(key) {
+		t.Errorf("top keys %+v, want the key, masked, with 6 requests", rep.TopKeys)
+	}
+	var inBuckets int64
+	for _, v := range rep.Volume {
+		inBuckets += v.Requests
+	}
+	if inBuckets != 6 || len(rep.Volume) != 24 {
+		t.Errorf("volume: %d requests in %d buckets, want 6 in 24", inBuckets, len(rep.Volume))
+	}
+	if code := g.admin("GET", "/api/analytics?period=1y", nil, nil); code != 400 {
+		t.Errorf("period=1y: %d, want 400", code)
 	}
 }
