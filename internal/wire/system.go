@@ -423,10 +423,21 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 			},
 			MeterSpend: true})
 		s.runs("spend-meter", l.Run)
+		keys, err := s.Keys()
+		if err != nil {
+			return nil, err
+		}
 		m.VKeySpend.SetSource(func() map[string]float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			return l.Spends(ctx)
+		}, func(id string) string {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if vk, err := keys.Record(ctx, id); err == nil {
+				return vk.MaskedKey
+			}
+			return ""
 		})
 		s.onClose(l.Settled)
 		return l, nil
