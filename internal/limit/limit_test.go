@@ -425,8 +425,10 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			if !near(spend(), 0.003) {
 				t.Errorf("spend after a refusal = %v, want 0.003", spend())
 			}
-			if len(events) != 0 {
-				t.Errorf("budget events before the cap was reached: %+v", events)
+			// The second request's reservation (1500 + 3000) passed 80 %
+			// of the cap: one warning, and no cap event.
+			if len(events) != 1 || events[0].Level != 80 || !near(events[0].SpentUSD, 0.0045) {
+				t.Errorf("budget events before the cap was reached: %+v, want one at 80 %%", events)
 			}
 			// The period turns: a fresh counter.
 			clk.Set(tt.after)
@@ -495,7 +497,10 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	if !near(spend(), 0.006) {
 		t.Errorf("spend = %v, want 0.006 (settled above the estimate)", spend())
 	}
-	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006}}
+	// 80 % (4000 µ$) is passed by the second reservation (3000 + 1002),
+	// the cap by its settlement (6000): one event each.
+	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.004002, Level: 80},
+		{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006, Level: 100}}
 	if diff := cmp.Diff(want, events); diff != "" {
 		t.Errorf("budget events (-want +got):\n%s", diff)
 	}
@@ -504,8 +509,8 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	x.Provider = "unpriced"
 	_, err = pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), x)
 	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
-	if len(events) != 1 {
-		t.Errorf("budget events after more requests = %d, want still 1", len(events))
+	if len(events) != 2 {
+		t.Errorf("budget events after more requests = %d, want still 2", len(events))
 	}
 	if _, err := l.Spend(t.Context(), "k", "daily", 0); !errors.Is(err, ErrNotMetered) {
 		t.Errorf("Spend without a cap: got %v, want ErrNotMetered", err)

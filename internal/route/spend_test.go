@@ -150,17 +150,23 @@ func TestSpendBudgetEvent(t *testing.T) {
 				wg.Wait()
 			}
 			add(day)
-			want := []route.BudgetEvent{{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1}}
+			// 0.5 → 6.5 passed 80 % and 100 % of the budget: one event each.
+			want := []route.BudgetEvent{{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1, Level: 80},
+				{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1, Level: 100}}
 			opt := cmpopts.IgnoreFields(route.BudgetEvent{}, "SpentUSD")
 			if diff := cmp.Diff(want, events, opt); diff != "" {
 				t.Fatalf("events after crossing (-want +got):\n%s", diff)
 			}
-			if s := events[0].SpentUSD; s < 1 || s > 1.05 {
-				t.Errorf("event SpentUSD = %v, want the total of the crossing Add (1 to 1.05)", s)
+			if s := events[0].SpentUSD; s < 0.8 || s > 0.85 {
+				t.Errorf("80 %% event SpentUSD = %v, want the total of the crossing Add (0.8 to 0.85)", s)
+			}
+			if s := events[1].SpentUSD; s < 1 || s > 1.05 {
+				t.Errorf("100 %% event SpentUSD = %v, want the total of the crossing Add (1 to 1.05)", s)
 			}
 			// The next UTC day crosses afresh.
 			add(day.Add(24 * time.Hour))
-			want = append(want, route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1})
+			want = append(want, route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1, Level: 80},
+				route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1, Level: 100})
 			if diff := cmp.Diff(want, events, opt); diff != "" {
 				t.Errorf("events after the next day's crossing (-want +got):\n%s", diff)
 			}

@@ -385,7 +385,7 @@ func (s *System) Spend() (*route.Spend, error) {
 		log := s.Log
 		sp := route.NewSpend(kv, live.Current, log).OnBudget(func(ev route.BudgetEvent) {
 			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
-				"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
+				"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD, "level", ev.Level)
 			n.Send(alerts.NewProviderBudget(ev.Provider, ev.Day, ev.BudgetUSD, ev.SpentUSD, time.Now()))
 		})
 		s.runs("provider-spend", sp.Run)
@@ -418,7 +418,7 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 		l := limit.New(kv, prices, limit.Options{HourlyRequests: int64(s.Config.HourlyRequests), Log: log,
 			OnBudget: func(ev limit.BudgetEvent) {
 				log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
-					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
+					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD, "level", ev.Level)
 				n.Send(alerts.NewKeyBudget(ev.KeyID, ev.Period, ev.CapUSD, ev.SpentUSD, time.Now()))
 			},
 			MeterSpend: true})
