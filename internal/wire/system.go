@@ -264,7 +264,7 @@ func (s *System) Metrics() *metrics.Metrics {
 	m, _ := s.metrics.get(func() (*metrics.Metrics, error) {
 		return metrics.New(func() float64 {
 			if sp := s.spool.v; sp != nil {
-				return float64(sp.Frames())
+				return float64(sp.Unacked())
 			}
 			return 0
 		}), nil
