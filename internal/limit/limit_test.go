@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,8 +467,16 @@ func TestSpendReserveAndSettle(t *testing.T) {
 
 func TestSpendErrorsAndEvents(t *testing.T) {
 	kv := newMemKV(t)
-	var events []BudgetEvent
-	l := newTest(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+	var (
+		mu     sync.Mutex
+		events []BudgetEvent
+	)
+	l := newTest(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) {
+		// Raised at admission and by settlements, which run on their own goroutines.
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+	}})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
 	spend := func() float64 {
 		s, err := l.Spend(t.Context(), "k", "daily", p.MaxBudgetUSD)
@@ -501,7 +510,11 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	// the cap by its settlement (6000): one event each.
 	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.004002, Level: 80},
 		{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006, Level: 100}}
-	if diff := cmp.Diff(want, events); diff != "" {
+	l.Settled()
+	mu.Lock()
+	got := slices.Clone(events)
+	mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("budget events (-want +got):\n%s", diff)
 	}
 	// Over the cap, even a request estimated at 0 (an unpriced model) is refused.
@@ -509,8 +522,12 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	x.Provider = "unpriced"
 	_, err = pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), x)
 	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
-	if len(events) != 2 {
-		t.Errorf("budget events after more requests = %d, want still 2", len(events))
+	l.Settled()
+	mu.Lock()
+	n := len(events)
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("budget events after more requests = %d, want still 2", n)
 	}
 	if _, err := l.Spend(t.Context(), "k", "daily", 0); !errors.Is(err, ErrNotMetered) {
 		t.Errorf("Spend without a cap: got %v, want ErrNotMetered", err)
