@@ -251,11 +251,29 @@ func (b *Bridge) fail(err error) {
 	b.mu.Unlock()
 }
 
-// check trims the hot tier of written entries past its bounds and
-// refreshes the backlog figures, raising the backlog alert on a crossing.
+// pruner is the optional ability of a hot tier to delete consumers that
+// stopped (rediskv): bridges whose names changed at a restart.
+type pruner interface {
+	StreamPrune(ctx context.Context, key, group, keep string, idle time.Duration) (int64, error)
+}
+
+// pruneIdle is how long a consumer with nothing pending must have been
+// silent before check deletes it.
+const pruneIdle = 24 * time.Hour
+
+// check trims the hot tier of written entries past its bounds, deletes
+// consumers silent for pruneIdle with nothing pending, and refreshes the
+// backlog figures, raising the backlog alert on a crossing.
 func (b *Bridge) check(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if p, ok := b.hot.(pruner); ok {
+		if n, err := p.StreamPrune(ctx, audit.HotLogKey, audit.BridgeGroup, b.opt.Consumer, pruneIdle); err != nil {
+			b.log.Warn("bridge: pruning stopped consumers failed", "err", err)
+		} else if n > 0 {
+			b.log.Info("bridge: deleted consumers silent for a day with nothing pending", "consumers", n)
+		}
+	}
 	if _, err := b.hot.StreamTrim(ctx, audit.HotLogKey, audit.BridgeGroup,
 		store.LogLimit{MaxAge: b.opt.HotTTL, MaxLen: b.opt.HotMaxEntries}); err != nil {
 		b.log.Warn("bridge: hot tier trim failed", "err", err)
