@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,19 +23,28 @@ import (
 	"time"
 )
 
-// gateway is the svc under test: a subprocess svcbench started, or one
-// already running (pid 0 when unknown).
+// gateway is the svc under test: a subprocess svcbench started (or, in a
+// split setup, two: proxy and management in one, the bridge in another),
+// or one already running (pid 0 when unknown).
 type gateway struct {
-	proxyURL string // http://127.0.0.1:<PROXY_PORT>
-	vkey     string
-	pid      int
+	proxyURL  string // http://127.0.0.1:<PROXY_PORT>
+	mgmtURL   string // http://127.0.0.1:<MANAGEMENT_PORT>; "" with -gateway
+	bridgeURL string // http://127.0.0.1:<BRIDGE_PORT>; "" with -gateway
+	admin     string // ADMIN_API_KEY of a started svc
+	vkey      string
+	pid       int // the proxy's process (management's when there is no proxy)
 	// pprofAddr is svc's SVC_PPROF_ADDR when it was asked for one.
 	pprofAddr string
 
+	procs []*svcProc // the processes started, the proxy's first
+	dir   string
+}
+
+// svcProc is one `svc serve` process svcbench started.
+type svcProc struct {
 	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the subprocess exits
+	exited  chan struct{} // closed when the process exits
 	waitErr error
-	dir     string
 	logPath string
 }
 
@@ -46,10 +56,23 @@ type gatewaySpec struct {
 	pprof    bool     // set SVC_PPROF_ADDR to a free loopback port
 	keepDir  bool
 	log      io.Writer // progress messages
+	// serviceType is SERVICE_TYPE: "" runs every component in one process;
+	// "api-server" runs management alone (no proxy waited for, no virtual
+	// key made); anything else must include proxy and api-server.
+	serviceType string
+	// bridge starts a second process with the same settings and
+	// SERVICE_TYPE=bridge (a split setup: extraEnv names Redis and
+	// PostgreSQL), and waits for its /ready too.
+	bridge bool
 }
 
 // upstreamKey is the provider key svc sends to the fake, which checks it.
 const upstreamKey = "sk-bench"
+
+// portNames are the port settings svcbench gives a free port each, so
+// nothing clashes with another svc on this machine; ports of components a
+// build lacks are ignored.
+var portNames = []string{"PROXY_PORT", "MANAGEMENT_PORT", "COMPLIANCE_PORT", "POLICY_PORT", "BRIDGE_PORT", "FRONTEND_PORT"}
 
 // startGateway builds svc if needed, starts `svc serve` on free loopback
 // ports with its data in a fresh directory, waits until /ready answers 200
@@ -59,7 +82,7 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{dir: dir, logPath: filepath.Join(dir, "svc.log")}
+	g := &gateway{dir: dir}
 	defer func() {
 		if err != nil {
 			g.stop(spec.keepDir)
@@ -75,22 +98,18 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 		}
 	}
 
-	// Every component gets a free port, so nothing clashes with another svc
-	// on this machine; ports of components this build lacks are ignored.
-	portNames := []string{"PROXY_PORT", "MANAGEMENT_PORT", "COMPLIANCE_PORT", "POLICY_PORT", "BRIDGE_PORT", "FRONTEND_PORT"}
 	ports, err := freePorts(len(portNames) + 1) // the last for pprof
 	if err != nil {
 		return g, err
 	}
-	admin := randomHex(24)
+	g.admin = randomHex(24)
 	env := minimalEnv()
 	for i, name := range portNames {
 		env = append(env, name+"="+strconv.Itoa(ports[i]))
 	}
 	env = append(env,
-		"SVC_DATA_DIR="+filepath.Join(dir, "data"),
 		"SVC_HOST=127.0.0.1",
-		"ADMIN_API_KEY="+admin,
+		"ADMIN_API_KEY="+g.admin,
 		"OPENAI_API_KEY="+upstreamKey,
 		"OPENAI_API_BASE="+spec.upstream,
 		// The load repeats one request: with the cache on, every request
@@ -99,6 +118,9 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 		// internal/cache (hits per tier, the miss path).
 		"SEMANTIC_CACHE_ENABLED=false",
 	)
+	if spec.serviceType != "" {
+		env = append(env, "SERVICE_TYPE="+spec.serviceType)
+	}
 	if spec.pprof {
 		g.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[len(portNames)])
 		env = append(env, "SVC_PPROF_ADDR="+g.pprofAddr)
@@ -108,11 +130,55 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 			g.pprofAddr = v
 		}
 	}
-	env = append(env, spec.extraEnv...)
+	// procEnv is a process's environment: its data dir, then the caller's
+	// settings, which win.
+	procEnv := func(env []string, data string) []string {
+		return append(append(slices.Clone(env), "SVC_DATA_DIR="+filepath.Join(dir, data)), spec.extraEnv...)
+	}
 
-	logFile, err := os.Create(g.logPath)
+	url := func(i int) string { return "http://127.0.0.1:" + strconv.Itoa(ports[i]) }
+	g.proxyURL, g.mgmtURL, g.bridgeURL = url(0), url(1), url(4)
+	first, err := g.start(bin, procEnv(env, "data"), "svc.log")
 	if err != nil {
 		return g, err
+	}
+	wait := []string{g.proxyURL, g.mgmtURL}
+	if spec.serviceType == "api-server" {
+		wait, g.proxyURL = wait[1:], ""
+	}
+	for _, u := range wait {
+		if err := first.waitReady(ctx, u+"/ready", 60*time.Second); err != nil {
+			return g, err
+		}
+	}
+	if spec.bridge {
+		// Its own data dir (its spool) and no pprof listener of its own.
+		benv := slices.DeleteFunc(procEnv(env, "data-bridge"), func(kv string) bool { return strings.HasPrefix(kv, "SVC_PPROF_ADDR=") })
+		b, err := g.start(bin, append(benv, "SERVICE_TYPE=bridge"), "svc-bridge.log")
+		if err != nil {
+			return g, err
+		}
+		if err := b.waitReady(ctx, g.bridgeURL+"/ready", 60*time.Second); err != nil {
+			return g, err
+		}
+	}
+	if g.proxyURL == "" {
+		return g, nil
+	}
+	g.vkey, err = createVirtualKey(ctx, g.mgmtURL, g.admin)
+	if err != nil {
+		return g, fmt.Errorf("%w\n%s", err, first.logTail())
+	}
+	return g, nil
+}
+
+// start runs `bin serve` with env, its output in the gateway's directory,
+// and adds it to g's processes (the first one started gives g its pid).
+func (g *gateway) start(bin string, env []string, logName string) (*svcProc, error) {
+	p := &svcProc{logPath: filepath.Join(g.dir, logName), exited: make(chan struct{})}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(bin, "serve")
@@ -120,26 +186,18 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return g, fmt.Errorf("starting %s: %w", bin, err)
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	g.cmd, g.pid, g.exited = cmd, cmd.Process.Pid, make(chan struct{})
+	p.cmd = cmd
+	if g.pid == 0 {
+		g.pid = cmd.Process.Pid
+	}
+	g.procs = append(g.procs, p)
 	go func() {
-		g.waitErr = cmd.Wait()
-		close(g.exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
-
-	g.proxyURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	mgmtURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	for _, u := range []string{g.proxyURL, mgmtURL} {
-		if err := g.waitReady(ctx, u+"/ready", 60*time.Second); err != nil {
-			return g, err
-		}
-	}
-	g.vkey, err = createVirtualKey(ctx, mgmtURL, admin)
-	if err != nil {
-		return g, fmt.Errorf("%w\n%s", err, g.logTail())
-	}
-	return g, nil
+	return p, nil
 }
 
 // buildSvc runs `go build -o bin ./cmd/svc` in the module's root.
@@ -199,7 +257,7 @@ func randomHex(n int) string {
 }
 
 // waitReady polls url until it answers 200, the process exits or limit passes.
-func (g *gateway) waitReady(ctx context.Context, url string, limit time.Duration) error {
+func (p *svcProc) waitReady(ctx context.Context, url string, limit time.Duration) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(limit)
 	var last string
@@ -217,14 +275,14 @@ func (g *gateway) waitReady(ctx context.Context, url string, limit time.Duration
 			last = err.Error()
 		}
 		select {
-		case <-g.exited:
-			return fmt.Errorf("svc exited before %s answered (%v):\n%s", url, g.waitErr, g.logTail())
+		case <-p.exited:
+			return fmt.Errorf("svc exited before %s answered (%v):\n%s", url, p.waitErr, p.logTail())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %v (last: %s):\n%s", url, limit, last, g.logTail())
+			return fmt.Errorf("%s not ready after %v (last: %s):\n%s", url, limit, last, p.logTail())
 		}
 	}
 }
@@ -255,16 +313,17 @@ func createVirtualKey(ctx context.Context, mgmtURL, admin string) (string, error
 	return created.Key, nil
 }
 
-// stop ends the subprocess (SIGTERM, then SIGKILL after 10s) and removes its
-// directory unless keep is set.
+// stop ends the subprocesses (SIGTERM, then SIGKILL after 10s), the last
+// started first, and removes the directory unless keep is set.
 func (g *gateway) stop(keep bool) {
-	if g.cmd != nil {
-		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	for i := len(g.procs) - 1; i >= 0; i-- {
+		p := g.procs[i]
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-g.exited:
+		case <-p.exited:
 		case <-time.After(10 * time.Second):
-			_ = g.cmd.Process.Kill()
-			<-g.exited
+			_ = p.cmd.Process.Kill()
+			<-p.exited
 		}
 	}
 	if g.dir != "" && !keep {
@@ -272,9 +331,9 @@ func (g *gateway) stop(keep bool) {
 	}
 }
 
-// logTail is the end of svc's output, for error messages.
-func (g *gateway) logTail() string {
-	b, err := os.ReadFile(g.logPath)
+// logTail is the end of the process's output, for error messages.
+func (p *svcProc) logTail() string {
+	b, err := os.ReadFile(p.logPath)
 	if err != nil {
 		return ""
 	}
@@ -282,7 +341,7 @@ func (g *gateway) logTail() string {
 	if len(lines) > 20 {
 		lines = lines[len(lines)-20:]
 	}
-	return "svc output (" + g.logPath + "):\n  " + strings.Join(lines, "\n  ")
+	return "svc output (" + p.logPath + "):\n  " + strings.Join(lines, "\n  ")
 }
 
 // mallocs reads go_memstats_mallocs_total, the number of heap allocations svc

@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -61,6 +64,11 @@ func testParent() int {
 // building the real one: it reads the same settings, answers /ready and
 // /metrics (and pprof on SVC_PPROF_ADDR unless SVCBENCH_FAKE_SVC_PPROF=off), creates virtual keys on the management port, and forwards chat
 // completions called with that key to OPENAI_API_BASE with OPENAI_API_KEY.
+// It runs the components SERVICE_TYPE names (proxy, api-server, bridge;
+// all by default); its bridge answers /api/hybrid with the chat requests
+// served as written (none with SVC_AUDIT_ENABLED=false), and with
+// SVC_SLACK_WEBHOOK_URL set it posts one alert there after its first chat
+// request, as svc would on a slow one.
 func fakeSvc() int {
 	if len(os.Args) < 2 || os.Args[1] != "serve" {
 		fmt.Fprintln(os.Stderr, "fake svc: want serve, got", os.Args[1:])
@@ -75,6 +83,8 @@ func fakeSvc() int {
 	}
 	const vkey = "sk-svc-0123456789abcdef0123456789abcdef0123456789abcdef"
 	ready := func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"status":"ready"}`)) }
+	var chats atomic.Int64
+	var alertOnce sync.Once
 
 	proxy := http.NewServeMux()
 	proxy.HandleFunc("GET /ready", ready)
@@ -95,6 +105,17 @@ func fakeSvc() int {
 		if r.Header.Get("Authorization") != "Bearer "+vkey {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
 			return
+		}
+		chats.Add(1)
+		if hook := os.Getenv("SVC_SLACK_WEBHOOK_URL"); hook != "" {
+			alertOnce.Do(func() {
+				go func() {
+					c := &http.Client{Timeout: 2 * time.Second}
+					if resp, err := c.Post(hook, "application/json", strings.NewReader(`{"text":"slow"}`)); err == nil {
+						resp.Body.Close()
+					}
+				}()
+			})
 		}
 		// As the reverse-proxy child does, or a few streams are cut
 		// (golang/go#40747).
@@ -118,13 +139,33 @@ func fakeSvc() int {
 		json.NewEncoder(w).Encode(map[string]string{"id": "vk_1", "key": vkey, "alias": in.Alias})
 	})
 
+	bridge := http.NewServeMux()
+	bridge.HandleFunc("GET /ready", ready)
+	bridge.HandleFunc("GET /api/hybrid", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+admin {
+			http.Error(w, `{"error":{"message":"not admin"}}`, http.StatusUnauthorized)
+			return
+		}
+		written := chats.Load()
+		if os.Getenv("SVC_AUDIT_ENABLED") == "false" {
+			written = 0
+		}
+		fmt.Fprintf(w, `{"success":true,"hot":{"backlog":0},"bridge":{"written":%d}}`, written)
+	})
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	errc := make(chan error, 3)
-	servers := []*http.Server{
-		{Addr: host + ":" + os.Getenv("PROXY_PORT"), Handler: proxy},
-		{Addr: host + ":" + os.Getenv("MANAGEMENT_PORT"), Handler: mgmt},
+	var servers []*http.Server
+	types := os.Getenv("SERVICE_TYPE")
+	for _, c := range []struct {
+		name, port string
+		h          http.Handler
+	}{{"proxy", "PROXY_PORT", proxy}, {"api-server", "MANAGEMENT_PORT", mgmt}, {"bridge", "BRIDGE_PORT", bridge}} {
+		if types == "" || slices.Contains(strings.Split(types, ","), c.name) {
+			servers = append(servers, &http.Server{Addr: host + ":" + os.Getenv(c.port), Handler: c.h})
+		}
 	}
+	errc := make(chan error, len(servers)+1)
 	if addr := os.Getenv("SVC_PPROF_ADDR"); addr != "" && os.Getenv("SVCBENCH_FAKE_SVC_PPROF") != "off" {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

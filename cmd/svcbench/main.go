@@ -39,6 +39,24 @@
 // stream one when non-stream is not run). If svc does not answer there it
 // warns and goes on without a profile.
 //
+// -variants compares svc under several settings in one run (variants.go):
+// each variant a fresh svc, in -rounds rounds whose order rotates, each svc
+// phase right after its own direct phase; it reports each variant's medians
+// and its ratios to audit-off (SVC_AUDIT_ENABLED=false). audit-on is the
+// embedded default (spool, in-process bridge draining into SQLite);
+// audit-redis (with -redis and -postgres) runs proxy and management in one
+// process and the bridge in another, on Redis and a fresh PostgreSQL schema;
+// alerts-hang is audit-on with SVC_SLACK_WEBHOOK_URL at a local receiver that
+// never answers and SVC_ALERT_SLOW_MS=1, compared with audit-on:
+//
+//	go run ./cmd/svcbench -variants all -rounds 5 -n 10000 \
+//	    -redis redis://127.0.0.1:6379/0 -postgres postgres://…
+//
+// `svcbench logs` fills a fresh PostgreSQL schema with generated audit
+// entries (1,000,000 over 30 days by default, logsgen.go) through the
+// bridge's write path and times the log and analytics reads of a
+// SERVICE_TYPE=api-server svc over HTTP (logs.go, logsquery.go).
+//
 // svcbench exits 1 if any request failed, after reporting how many and the
 // first error. It reads /proc, so svc's memory figures need Linux.
 package main
@@ -101,6 +119,11 @@ type options struct {
 	baseIdle    int    // -baseline-idle
 	cpuprofile  string // -cpuprofile-svc
 	json        bool
+	// -variants: the settings of svc to compare (variants.go), in rounds.
+	variants    []variant
+	rounds      int
+	redisURL    string // -redis, for audit-redis
+	postgresURL string // -postgres, for audit-redis
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -135,6 +158,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.baseIdle, "baseline-idle", 0, "idle upstream connections per host the reverse proxy keeps (0: the default transport's 2, which makes it reconnect under concurrency)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile-svc", "", "write a CPU profile of svc during the non-stream phase at the highest concurrency to this file")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON too")
+	variants := fs.String("variants", "", "compare svc under these settings, each a fresh svc, in rounds: "+strings.Join(variantNames, ", ")+
+		"; \"all\" is every one the other flags allow (audit-redis needs -redis and -postgres)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of -variants")
+	fs.StringVar(&o.redisURL, "redis", "", "Redis URL for the audit-redis variant (its keys under a prefix of their own)")
+	fs.StringVar(&o.postgresURL, "postgres", "", "PostgreSQL URL for the audit-redis variant (a schema of its own, dropped after)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -171,6 +199,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case o.cpuprofile != "" && o.gateway != "":
 		return nil, errors.New("-cpuprofile-svc needs the svc svcbench starts, not -gateway")
 	}
+	if *variants != "" {
+		if err := o.parseVariants(*variants); err != nil {
+			return nil, err
+		}
+	}
 	if o.warmup < 0 {
 		o.warmup = max(o.n/10, 100)
 	}
@@ -185,6 +218,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "stages" {
 		return runStages(stdout)
 	}
+	if len(args) > 0 && args[0] == "logs" {
+		return runLogs(ctx, args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -192,12 +228,61 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if o.variants != nil {
+		return runWithVariants(ctx, o, stdout, stderr)
+	}
 	rep, err := bench(ctx, o, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "svcbench:", err)
 		return 1
 	}
 	if err := writeTable(stdout, rep); err != nil {
+		fmt.Fprintln(stderr, "svcbench:", err)
+		return 1
+	}
+	if o.json {
+		fmt.Fprintln(stdout)
+		if err := writeJSON(stdout, rep); err != nil {
+			fmt.Fprintln(stderr, "svcbench:", err)
+			return 1
+		}
+	}
+	if rep.Failures > 0 {
+		return 1
+	}
+	return 0
+}
+
+// parseVariants reads -variants and checks the flags that go with it.
+func (o *options) parseVariants(list string) error {
+	if list == "all" {
+		names := []string{variantAuditOff, variantAuditOn}
+		if o.redisURL != "" && o.postgresURL != "" {
+			names = append(names, variantAuditRedis)
+		}
+		list = strings.Join(append(names, variantAlertsHang), ",")
+	}
+	var err error
+	if o.variants, err = parseVariants(list, o.redisURL, o.postgresURL); err != nil {
+		return err
+	}
+	switch {
+	case o.rounds < 1:
+		return errors.New("-rounds must be at least 1")
+	case o.gateway != "" || o.cpuprofile != "" || o.fakeInProc:
+		return errors.New("-variants starts its own svc and fake: not with -gateway, -cpuprofile-svc or -fake-inprocess")
+	}
+	return nil
+}
+
+// runWithVariants is a -variants run; its exit code.
+func runWithVariants(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	rep, err := benchVariants(ctx, o, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "svcbench:", err)
+		return 1
+	}
+	if err := writeVariantsTable(stdout, rep); err != nil {
 		fmt.Fprintln(stderr, "svcbench:", err)
 		return 1
 	}

@@ -278,7 +278,7 @@ func writeTable(w io.Writer, r *report) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, r *report) error {
+func writeJSON(w io.Writer, r any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

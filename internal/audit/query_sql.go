@@ -49,9 +49,14 @@ func where(q Query) (string, []any) {
 		conds = append(conds, "NOT success")
 	}
 	if c := q.Before; c != nil {
-		us := sqlstore.Micros(c.Timestamp)
-		conds = append(conds, "(ts < ? OR (ts = ? AND request_id < ?))")
-		args = append(args, us, us, sqlstore.EscapeText(c.RequestID))
+		// A row comparison, (ts < c.ts) or (ts = c.ts and request_id <
+		// c.id): unlike that OR, both dialects use it as a range of the
+		// (ts, request_id) key, so a cursor page deep in a month of
+		// entries reads its page, not every newer entry (PostgreSQL
+		// filtered ~500,000 heap rows for a page 15 days back among
+		// 1,000,000; docs/benchmarks.md, issue 12).
+		conds = append(conds, "(ts, request_id) < (?, ?)")
+		args = append(args, sqlstore.Micros(c.Timestamp), sqlstore.EscapeText(c.RequestID))
 	}
 	if len(conds) == 0 {
 		return "", nil
