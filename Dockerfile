@@ -34,24 +34,26 @@ RUN apk add --no-cache ca-certificates \
 COPY --from=build /out/svc /usr/local/bin/svc
 
 # The data dir holds the SQLite database and the generated master and admin keys of the
-# embedded default: keep it on a volume. With PostgreSQL and Redis (the scaled layout) it holds
-# nothing that must survive.
+# embedded default, and the audit spool (entries not yet forwarded; a proxy's next start on the
+# same data dir forwards what a killed one left): keep it on a volume. With PostgreSQL and Redis
+# (the scaled layout) only a proxy's spool is in it.
 ENV SVC_DATA_DIR=/data
 VOLUME ["/data"]
 
 # proxy, management, compliance, policy library, bridge, frontend (SERVICE_TYPE chooses which
-# run; today proxy and api-server are built).
+# run; today proxy, api-server and bridge are built).
 EXPOSE 7775 7778 7777 7782 3500 3600
 
 USER 10001:10001
 WORKDIR /data
 
 # GET /health on the component the container runs: the management port when SERVICE_TYPE is
-# api-server alone, else the proxy's. Override it (compose `healthcheck:`, or Kubernetes
-# probes, which ignore this) for other layouts.
+# api-server alone, the bridge's when it is bridge alone, else the proxy's. Override it (compose
+# `healthcheck:`, or Kubernetes probes, which ignore this) for other layouts.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
     CMD case "${SERVICE_TYPE:-all}" in \
           api-server|management|api_server) port="${MANAGEMENT_PORT:-7778}" ;; \
+          bridge) port="${BRIDGE_PORT:-3500}" ;; \
           *) port="${PROXY_PORT:-7775}" ;; \
         esac; \
         wget -q -T 4 -O /dev/null "http://127.0.0.1:${port}/health" || exit 1

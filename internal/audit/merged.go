@@ -161,7 +161,11 @@ func (r *Reader) Logs(ctx context.Context, q Query) (Page, error) {
 	}
 	total += int64(len(hot))
 	if exact {
-		recs = mergeNewest(hot, recs)
+		// An entry the bridge wrote after the hot tier was read is in both
+		// lists: it is listed once (and counted once).
+		var dups int
+		recs, dups = mergeNewest(hot, recs)
+		total -= int64(dups)
 		recs = recs[min(q.Offset, len(recs)):min(q.Offset+q.Limit, len(recs))]
 	}
 	p := Page{Success: true, Total: total, Limit: q.Limit, Offset: q.Offset, Data: make([]json.RawMessage, len(recs))}
@@ -174,17 +178,36 @@ func (r *Reader) Logs(ctx context.Context, q Query) (Page, error) {
 	return p, nil
 }
 
-// mergeNewest merges two newest-first lists.
-func mergeNewest(a, b []Record) []Record {
+// mergeNewest merges two newest-first lists, keeping one record per
+// request id, and returns how many it left out.
+func mergeNewest(a, b []Record) ([]Record, int) {
 	out := make([]Record, 0, len(a)+len(b))
+	seen := make(map[string]bool, len(a)+len(b))
+	dups := 0
+	add := func(r Record) {
+		if seen[r.RequestID] {
+			dups++
+			return
+		}
+		seen[r.RequestID] = true
+		out = append(out, r)
+	}
 	for len(a) > 0 && len(b) > 0 {
 		if newestFirst(a[0], b[0]) <= 0 {
-			out, a = append(out, a[0]), a[1:]
+			add(a[0])
+			a = a[1:]
 		} else {
-			out, b = append(out, b[0]), b[1:]
+			add(b[0])
+			b = b[1:]
 		}
 	}
-	return append(append(out, a...), b...)
+	for _, r := range a {
+		add(r)
+	}
+	for _, r := range b {
+		add(r)
+	}
+	return out, dups
 }
 
 // Summary answers GET /api/vas/metrics over both tiers, for entries at or

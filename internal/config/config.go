@@ -103,6 +103,10 @@ type Config struct {
 	// ResponsesRetention (SVC_RESPONSES_RETENTION) is how long svc keeps
 	// the Responses API records that previous_response_id continues.
 	ResponsesRetention time.Duration
+	// TraceContent (SVC_TRACE_CONTENT) adds the prompt and completion text,
+	// bounded, to the request spans exported when an OTLP endpoint
+	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
+	TraceContent bool
 	// HeartbeatInterval (SVC_HEARTBEAT_INTERVAL, 1s–1m) is how often each
 	// component publishes its heartbeat to the KV store.
 	HeartbeatInterval time.Duration
@@ -352,6 +356,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
 		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
 		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
+		TraceContent:       p.boolean("SVC_TRACE_CONTENT", false),
 	}
 	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
 	if c.HeartbeatInterval > time.Minute {

@@ -232,6 +232,26 @@ func TestCacheScope(t *testing.T) {
 	}
 }
 
+// TestTraceContent: prompt and completion text stays out of spans unless
+// SVC_TRACE_CONTENT says otherwise; a value that is no boolean is refused.
+func TestTraceContent(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"", false}, {"true", true}, {"false", false}} {
+		c, err := FromSource(Map{"SVC_TRACE_CONTENT": tc.value}, built)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if c.TraceContent != tc.want {
+			t.Errorf("SVC_TRACE_CONTENT=%q: got %v, want %v", tc.value, c.TraceContent, tc.want)
+		}
+	}
+	if _, err := FromSource(Map{"SVC_TRACE_CONTENT": "sometimes"}, built); err == nil || !strings.Contains(err.Error(), "SVC_TRACE_CONTENT:") {
+		t.Errorf("SVC_TRACE_CONTENT=sometimes: got %v, want a refusal naming it", err)
+	}
+}
+
 func TestAlertSettings(t *testing.T) {
 	c, err := FromSource(Map{}, built)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/wire"
 )
 
 var (
@@ -29,6 +30,15 @@ var composeSecrets = map[string]string{
 	"ADMIN_API_KEY":     "a-real-admin-key-0123456789",
 	"SVC_MASTER_KEY":    strings.Repeat("cd", 32),
 	"POSTGRES_PASSWORD": "pg-secret",
+}
+
+// composeOptional stand in for the credentials compose.scaled.yaml passes
+// from .env to every svc container when they are set.
+var composeOptional = map[string]string{
+	"SVC_SLACK_WEBHOOK_URL":   "https://hooks.slack.example/services/T0/B0/x",
+	"SVC_TEAMS_WEBHOOK_URL":   "https://teams.example/webhook/x",
+	"SVC_DISCORD_WEBHOOK_URL": "https://discord.example/api/webhooks/1/x",
+	"SVC_AUDIT_CHAIN_KEY":     strings.Repeat("ef", 32),
 }
 
 // loadCompose loads a compose file as `docker compose config` does, through
@@ -110,10 +120,19 @@ func TestComposeSingleContainer(t *testing.T) {
 	for _, port := range s.Ports {
 		published[port.Target] = true
 	}
-	if !published[7775] || !published[7778] {
-		t.Errorf("published ports %+v, want the proxy's 7775 and the management API's 7778", s.Ports)
+	// Every built component runs in it (SERVICE_TYPE all): each port
+	// published, all but the proxy's on loopback only.
+	var backend []uint32
+	for _, c := range wire.Components() {
+		port, _ := componentPort(c)
+		if !published[uint32(port)] {
+			t.Errorf("published ports %+v, want %s's %d too", s.Ports, c, port)
+		}
+		if c != config.Proxy {
+			backend = append(backend, uint32(port))
+		}
 	}
-	checkLoopbackOnly(t, "svc", s, 7778)
+	checkLoopbackOnly(t, "svc", s, backend...)
 	if problems := loadSettings(t, environment(s)); len(problems) > 0 {
 		t.Errorf("its settings do not load: %q", problems)
 	}
@@ -138,6 +157,23 @@ func TestComposeScaled(t *testing.T) {
 	p, err := loadCompose(t, "compose.scaled.yaml", composeSecrets)
 	if err != nil {
 		t.Fatalf("compose.scaled.yaml: %v", err)
+	}
+	withOptional := maps.Clone(composeSecrets)
+	maps.Copy(withOptional, composeOptional)
+	q, err := loadCompose(t, "compose.scaled.yaml", withOptional)
+	if err != nil {
+		t.Fatalf("compose.scaled.yaml with the webhooks and the chain key set: %v", err)
+	}
+	for name, s := range svcServices(q) {
+		env := environment(s)
+		for k, v := range composeOptional {
+			if env[k] != v {
+				t.Errorf("%s: %s = %q with it set in .env, want it passed through", name, k, env[k])
+			}
+		}
+		if problems := loadSettings(t, env); len(problems) > 0 {
+			t.Errorf("%s with the webhooks and the chain key set: its settings do not load: %q", name, problems)
+		}
 	}
 	components := map[string][]string{}
 	for name, s := range svcServices(p) {
@@ -164,9 +200,23 @@ func TestComposeScaled(t *testing.T) {
 		if len(s.Ports) > 0 {
 			t.Errorf("%s publishes %+v: the components are reached through nginx", name, s.Ports)
 		}
+		if env["SERVICE_TYPE"] == config.Proxy && !slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+			return v.Type == "volume" && v.Source != "" && v.Target == "/data"
+		}) {
+			// The audit spool: what a killed proxy left there is forwarded
+			// by its next start, if the data dir is still there.
+			t.Errorf("%s: volumes %+v, want a named volume on /data (the audit spool)", name, s.Volumes)
+		}
 	}
 	if len(components["proxy"]) != 2 || len(components["api-server"]) != 1 {
 		t.Errorf("services per component %v, want two proxies and one api-server", components)
+	}
+	for _, c := range wire.Components() {
+		// The bridge too: without one, the audit log never leaves Redis.
+		if len(components[c]) == 0 {
+			t.Errorf("services per component %v, want at least one for each built component %v", components, wire.Components())
+			break
+		}
 	}
 	checkNginx(t, p)
 }
@@ -229,7 +279,7 @@ func checkNginx(t *testing.T, p *types.Project) {
 			t.Errorf("svc.conf sends to %s, which is neither a service of compose.scaled.yaml nor an alias of its nginx", host)
 		}
 	}
-	for _, c := range []string{"proxy", "api-server"} {
+	for _, c := range wire.Components() {
 		if !reached[c] {
 			t.Errorf("no upstream of svc.conf reaches the %s services", c)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/wire"
 )
 
 // instruction is one Dockerfile instruction, its continuation lines joined.
@@ -139,14 +140,24 @@ func TestDockerfileHealthCheck(t *testing.T) {
 		c.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 		return c.Run()
 	}
-	for _, tc := range []struct {
+	type layout struct {
 		name string
 		env  []string
-	}{
-		{"all components: the proxy's port", []string{"PROXY_PORT=" + port}},
-		{"proxy alone", []string{"SERVICE_TYPE=proxy", "PROXY_PORT=" + port}},
-		{"api-server alone: the management port", []string{"SERVICE_TYPE=api-server", "MANAGEMENT_PORT=" + port, "PROXY_PORT=1"}},
-	} {
+	}
+	layouts := []layout{{"all components: the proxy's port", []string{"PROXY_PORT=" + port}}}
+	for _, c := range wire.Components() {
+		// Each built component alone: its own port, the others' closed.
+		l := layout{name: c + " alone", env: []string{"SERVICE_TYPE=" + c}}
+		for _, spec := range config.Components {
+			p := "1"
+			if spec.Name == c {
+				p = port
+			}
+			l.env = append(l.env, spec.PortSetting+"="+p)
+		}
+		layouts = append(layouts, l)
+	}
+	for _, tc := range layouts {
 		t.Run(tc.name, func(t *testing.T) {
 			status.Store(http.StatusOK)
 			if err := run(tc.env...); err != nil {

@@ -18,6 +18,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/svc-gateway/svc/internal/wire"
 )
 
 // k8sDir holds the Kubernetes manifests and their kustomization.
@@ -30,6 +32,9 @@ var (
 	proxyPaths      = []string{"/v1", "/native", "/ide", "/a2a", "/api/mcp", "/.well-known"}
 	managementPaths = []string{"/api/guardrails", "/api/guard", "/api/auth", "/api/enterprise", "/api/routing", "/api/mcp/tools", "/api/mcp/auth", "/api/admin/mcp", "/api/metacache",
 		"/api/vas", "/api/providers", "/api/alerts", "/api/a2a", "/api/analytics", "/api/audit", "/api/health"}
+	// bridgePaths are the bridge's own; /api/vas (which it serves too)
+	// stays on management (docs/decisions.md).
+	bridgePaths = []string{"/api/redis", "/api/hybrid"}
 )
 
 // manifests are the decoded objects, by name.
@@ -236,6 +241,9 @@ func TestKubernetesDeployments(t *testing.T) {
 				t.Fatalf("SERVICE_TYPE %q is not a component this build provides", component)
 			}
 			components[component]++
+			if r := d.Spec.Replicas; r != nil && *r < 1 {
+				t.Errorf("replicas %d: %s never runs", *r, component)
+			}
 			if len(c.Ports) != 1 || c.Ports[0].Name != "http" || int(c.Ports[0].ContainerPort) != port {
 				t.Errorf("ports %+v, want one named http on %d (%s's port)", c.Ports, port, component)
 			}
@@ -250,47 +258,70 @@ func TestKubernetesDeployments(t *testing.T) {
 			if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
 				t.Error("the pod may run as root: want runAsNonRoot")
 			}
-			env := map[string]string{}
-			for _, from := range c.EnvFrom {
-				switch {
-				case from.ConfigMapRef != nil:
-					cm, ok := m.configMaps[from.ConfigMapRef.Name]
-					if !ok {
-						t.Errorf("envFrom names ConfigMap %q, which the manifests do not define", from.ConfigMapRef.Name)
-						continue
-					}
-					for k, v := range cm.Data {
-						env[k] = v
-					}
-				case from.SecretRef != nil:
-					s, ok := m.secrets[from.SecretRef.Name]
-					if !ok {
-						t.Errorf("envFrom names Secret %q, which the manifests do not define", from.SecretRef.Name)
-						continue
-					}
-					for k, v := range s.StringData {
-						env[k] = v
-					}
-				}
-			}
-			for _, e := range c.Env {
-				if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
-					s, ok := m.secrets[ref.SecretKeyRef.Name]
-					if _, has := s.StringData[ref.SecretKeyRef.Key]; !ok || !has {
-						t.Errorf("env %s takes key %q of Secret %q, which does not exist", e.Name, ref.SecretKeyRef.Key, ref.SecretKeyRef.Name)
-					}
-					env[e.Name] = "from-secret"
-					continue
-				}
-				env[e.Name] = e.Value
-			}
+			env := podEnv(t, m, d)
 			checkSettings(t, env)
 			checkGrace(t, d, env)
 		})
 	}
-	if components["proxy"] != 1 || components["api-server"] != 1 {
-		t.Errorf("deployments per component: %v, want one for each built component (proxy, api-server)", components)
+	for _, c := range wire.Components() {
+		// The bridge too: proxies write the audit log only to Redis, so
+		// without a bridge it never reaches PostgreSQL.
+		if components[c] != 1 {
+			t.Errorf("deployments per component: %v, want one for each built component %v", components, wire.Components())
+			break
+		}
 	}
+}
+
+// podEnv is the environment of d's container: its ConfigMaps' and Secrets'
+// entries (envFrom), then its own env (a Secret's key as "from-secret").
+func podEnv(t *testing.T, m *manifests, d *appsv1.Deployment) map[string]string {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, from := range c.EnvFrom {
+		switch {
+		case from.ConfigMapRef != nil:
+			cm, ok := m.configMaps[from.ConfigMapRef.Name]
+			if !ok {
+				t.Errorf("envFrom names ConfigMap %q, which the manifests do not define", from.ConfigMapRef.Name)
+				continue
+			}
+			for k, v := range cm.Data {
+				env[k] = v
+			}
+		case from.SecretRef != nil:
+			s, ok := m.secrets[from.SecretRef.Name]
+			if !ok {
+				t.Errorf("envFrom names Secret %q, which the manifests do not define", from.SecretRef.Name)
+				continue
+			}
+			for k, v := range s.StringData {
+				env[k] = v
+			}
+		}
+	}
+	for _, e := range c.Env {
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			s, ok := m.secrets[ref.SecretKeyRef.Name]
+			if _, has := s.StringData[ref.SecretKeyRef.Key]; !ok || !has {
+				t.Errorf("env %s takes key %q of Secret %q, which does not exist", e.Name, ref.SecretKeyRef.Key, ref.SecretKeyRef.Name)
+			}
+			env[e.Name] = "from-secret"
+			continue
+		}
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+// withRealSecrets is env with real values in place of the Secret
+// template's placeholders that svc refuses.
+func withRealSecrets(env map[string]string) map[string]string {
+	real := maps.Clone(env)
+	real["ADMIN_API_KEY"] = "a-real-admin-key-0123456789"
+	real["SVC_MASTER_KEY"] = strings.Repeat("ab", 32)
+	return real
 }
 
 // checkSettings: the settings a pod gets are all svc's, svc refuses the
@@ -304,13 +335,7 @@ func checkSettings(t *testing.T, env map[string]string) {
 	if problems := loadSettings(t, env); !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, "ADMIN_API_KEY:") }) {
 		t.Errorf("svc would start on the Secret template's placeholder ADMIN_API_KEY (problems: %q): the template must not run as it is", problems)
 	}
-	real := map[string]string{}
-	for k, v := range env {
-		real[k] = v
-	}
-	real["ADMIN_API_KEY"] = "a-real-admin-key-0123456789"
-	real["SVC_MASTER_KEY"] = strings.Repeat("ab", 32)
-	if problems := loadSettings(t, real); len(problems) > 0 {
+	if problems := loadSettings(t, withRealSecrets(env)); len(problems) > 0 {
 		t.Errorf("with real secrets, the settings still do not load: %q", problems)
 	}
 }
@@ -415,7 +440,7 @@ func TestKubernetesCrossReferences(t *testing.T) {
 }
 
 // TestKubernetesIngresses: the public ingress carries the proxy's paths
-// and nothing else; the management paths are on an ingress of another
+// and nothing else; the management and bridge paths are on an ingress of another
 // class (spec rule 3); both are SSE-safe (rule 9); every backend exists.
 func TestKubernetesIngresses(t *testing.T) {
 	m := loadManifests(t)
@@ -462,6 +487,9 @@ func TestKubernetesIngresses(t *testing.T) {
 	}
 	for _, p := range managementPaths {
 		want[p] = "svc-management"
+	}
+	for _, p := range bridgePaths {
+		want[p] = "svc-bridge"
 	}
 	if got := routes(internal); !maps.Equal(got, want) {
 		t.Errorf("internal ingress routes %v, want %v", got, want)

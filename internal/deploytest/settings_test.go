@@ -21,6 +21,23 @@ const repoRoot = "../.."
 // config reports (none: nil).
 func loadSettings(t *testing.T, env map[string]string) []string {
 	t.Helper()
+	_, problems := load(t, env)
+	return problems
+}
+
+// loadConfig is the Config svc makes of env; a problem fails the test.
+func loadConfig(t *testing.T, env map[string]string) *config.Config {
+	t.Helper()
+	c, problems := load(t, env)
+	if len(problems) > 0 {
+		t.Fatalf("settings do not load: %q", problems)
+	}
+	return c
+}
+
+// load is loadSettings with the Config (nil on a problem).
+func load(t *testing.T, env map[string]string) (*config.Config, []string) {
+	t.Helper()
 	b, err := yaml.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
@@ -30,16 +47,16 @@ func loadSettings(t *testing.T, env map[string]string) []string {
 		t.Fatal(err)
 	}
 	t.Setenv("SVC_CONFIG", f)
-	_, err = config.Load(wire.Components())
+	c, err := config.Load(wire.Components())
 	var ce *config.Error
 	switch {
 	case err == nil:
-		return nil
+		return c, nil
 	case errors.As(err, &ce):
-		return ce.Problems
+		return nil, ce.Problems
 	}
 	t.Fatalf("settings do not load: %v", err)
-	return nil
+	return nil, nil
 }
 
 // unknownNames are the problems of loadSettings that name a setting svc

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -293,4 +294,75 @@ func TestBridgeLosesNothing(t *testing.T) {
 	}
 	t.Logf("20,000 entries stored exactly once; caught up %.1fs after the database returned", caughtUp.Seconds())
 	_ = sqlstore.DialectPostgres
+}
+
+// TestRedisDownSpills cuts the proxy off from Redis mid-run: requests still
+// answer, their entries wait in the proxy's spool, and once Redis is back
+// they reach the hot tier and the bridge writes every one exactly once.
+func TestRedisDownSpills(t *testing.T) {
+	shared := sharedStores(t)
+	ru, err := url.Parse(shared["REDIS_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := newTCPCut(t, ru.Host)
+	viaCut := *ru
+	viaCut.Host = cut.addr
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, with(shared, "SERVICE_TYPE", "proxy,api-server", "REDIS_URL", viaCut.String(),
+		"SVC_AUDIT_FLUSH_INTERVAL", "20ms"))
+	start(t, nil, with(shared, "SERVICE_TYPE", "bridge"))
+	key, _ := g.newKey(nil)
+	body, _ := json.Marshal(chatParams("gpt-4o-mini", "hello"))
+	ids := map[string]bool{}
+	send := func(n int) {
+		for range n {
+			resp, _ := g.post("/v1/chat/completions", key, body, nil)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			ids[resp.Header.Get("x-svc-request-id")] = true
+		}
+	}
+	send(50)
+	cut.cut()
+	send(100)
+	// The entries of the outage wait in the spool: the forwarder failed.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(g.logs.String(), "audit forward to the hot tier failed"); {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed forward logged while Redis was cut off")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cut.restore(t)
+	send(50)
+
+	db := storetest.OpenSQL(t, shared["DATABASE_URL"])
+	deadline := time.Now().Add(30 * time.Second)
+	var rows, distinct int
+	for time.Now().Before(deadline) {
+		if err := db.QueryRow(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT request_id) FROM audit_logs`).Scan(&rows, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if rows >= len(ids) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rows != len(ids) || distinct != len(ids) || len(ids) != 200 {
+		t.Fatalf("long-term store: %d rows, %d distinct; want %d each (200 answered)\n%s", rows, distinct, len(ids), grepLines(g.logs.String(), "audit"))
+	}
+	rs, err := db.Query(t.Context(), `SELECT request_id FROM audit_logs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id string
+		_ = rs.Scan(&id)
+		delete(ids, id)
+	}
+	if len(ids) != 0 {
+		t.Fatalf("%d answered requests have no entry", len(ids))
+	}
 }

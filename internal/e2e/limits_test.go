@@ -75,7 +75,7 @@ func TestRateLimitAndSpendCap(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(metrics), `svc_vkey_spend_usd{key="`+id+`"}`) {
+	if !strings.Contains(string(metrics), `key_id="`+id+`"}`) {
 		t.Errorf("no svc_vkey_spend_usd for the capped key:\n%s", grepLines(string(metrics), "svc_vkey_spend"))
 	}
 }

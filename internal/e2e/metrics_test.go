@@ -27,7 +27,8 @@ func TestMetricsLabelsAndKeySpend(t *testing.T) {
 	if resp, b := g.post("/v1/chat/completions", key, []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), nil); resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	series := `svc_vkey_spend_usd{key="` + id + `"}`
+	// Labelled by the masked key and the key's id, never the secret.
+	series := `svc_vkey_spend_usd{key="` + key[:len("sk-svc-")+4] + `…",key_id="` + id + `"}`
 	var text string
 	// The spend of a key without limits reaches its counter within a
 	// second (the meter's flush).
@@ -42,6 +43,9 @@ func TestMetricsLabelsAndKeySpend(t *testing.T) {
 		if strings.Contains(text, series) && !strings.Contains(text, series+" 0\n") {
 			break
 		}
+	}
+	if strings.Contains(text, key) {
+		t.Errorf("the key's secret is in the metrics")
 	}
 	if strings.Contains(text, "made-up-") || !strings.Contains(text, `model="other"`) {
 		t.Errorf("invented model names in the metrics, or no \"other\" label")

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,17 +33,18 @@ const nginxConf = "../../deploy/nginx/svc.conf"
 var plannedComponents = []struct{ name, upstream string }{
 	{"compliance", "compliance:7777"},
 	{"policy", "policy:7782"},
-	{"bridge", "bridge:3500"},
 	{"frontend", "frontend:3600"},
 }
 
 // TestNginxConfig runs deploy/nginx/svc.conf in Debian's nginx in front of
-// svc's components as separate processes (two proxies and a management
-// process on the test PostgreSQL and Redis, stand-ins for the components not
-// built yet) and checks the spec's path table, on the public and the
-// internal server block: every prefix reaches the component that serves it,
-// the management, compliance and policy paths are not reachable on the
-// public block, a stream arrives incrementally, and a 40 MB body passes.
+// svc's components as separate processes (two proxies, a management process
+// and a bridge on the test PostgreSQL and Redis, stand-ins for the
+// components not built yet) and checks the spec's path table, on the public
+// and the internal server block: every prefix reaches the component that
+// serves it, the management, compliance, policy and bridge paths are not
+// reachable on the public block, the bridge drains what the proxies logged
+// and reports it through the internal block, a stream arrives
+// incrementally, and a 40 MB body passes.
 func TestNginxConfig(t *testing.T) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -53,11 +56,15 @@ func TestNginxConfig(t *testing.T) {
 	mg := start(t, fake, with(shared, "SERVICE_TYPE", "api-server"))
 	px1 := start(t, fake, with(shared, "SERVICE_TYPE", "proxy", "SEMANTIC_CACHE_ENABLED", "true"))
 	px2 := start(t, fake, with(shared, "SERVICE_TYPE", "proxy", "SEMANTIC_CACHE_ENABLED", "true"))
+	br := start(t, fake, with(shared, "SERVICE_TYPE", "bridge"))
 
 	upstreams := map[string]string{
 		"proxy-1:7775":    hostPort(t, px1.proxy),
 		"proxy-2:7775":    hostPort(t, px2.proxy),
 		"api-server:7778": hostPort(t, mg.mgmt),
+		// The bridge, like management, answers 401 without the admin key:
+		// a relay names it in X-Test-Component.
+		"bridge:3500": hostPort(t, tagged(t, "bridge", br.bridge)),
 	}
 	standIns := map[string]*standIn{}
 	for _, c := range plannedComponents {
@@ -91,6 +98,7 @@ func TestNginxConfig(t *testing.T) {
 			{"/api/admin/mcp", "nginx", "management"},
 			{"/api/metacache/stats", "nginx", "management"},
 			{"/api/vas/logs", "nginx", "management"},
+			{"/api/vas/metrics", "nginx", "management"}, // the bridge serves it too; docs/decisions.md
 			{"/api/providers/perf", "nginx", "management"},
 			{"/api/a2a/agents", "nginx", "management"},
 			{"/api/analytics", "nginx", "management"},
@@ -108,6 +116,7 @@ func TestNginxConfig(t *testing.T) {
 			{"/api/documents/job/j1/progress", "nginx", "policy"},
 
 			{"/api/redis", "nginx", "bridge"},
+			{"/api/hybrid", "nginx", "bridge"},
 			{"/api/hybrid/status", "nginx", "bridge"},
 
 			{"/api", "nginx", "frontend"},
@@ -148,6 +157,38 @@ func TestNginxConfig(t *testing.T) {
 		for i, px := range []*gateway{px1, px2} {
 			if n := requestsServed(t, px); n == 0 {
 				t.Errorf("proxy-%d served none of 6 requests: the upstream block does not balance over both replicas", i+1)
+			}
+		}
+	})
+
+	t.Run("the bridge drains the proxies' entries and reports through the internal server", func(t *testing.T) {
+		// The requests above went through both proxies to the Redis stream;
+		// the bridge writes them to PostgreSQL and acknowledges them.
+		var hybrid struct {
+			Hot    struct{ Backlog int64 }
+			Bridge struct{ Written int64 }
+		}
+		drained := eventuallyFor(10*time.Second, func() bool {
+			code, body := get(t, ng.internal+"/api/hybrid", adminKey)
+			if code != 200 || json.Unmarshal([]byte(body), &hybrid) != nil {
+				t.Fatalf("GET /api/hybrid with the admin key on the internal server: %d %s, want 200 with both tiers' status", code, body)
+			}
+			return hybrid.Bridge.Written >= 6 && hybrid.Hot.Backlog == 0
+		})
+		if !drained {
+			t.Errorf("/api/hybrid: the bridge wrote %d entries with %d waiting, want the 6 chat requests' written and none waiting", hybrid.Bridge.Written, hybrid.Hot.Backlog)
+		}
+		var redis struct {
+			Group     string
+			Consumers []struct{ Name string }
+		}
+		code, body := get(t, ng.internal+"/api/redis", adminKey)
+		if code != 200 || json.Unmarshal([]byte(body), &redis) != nil || redis.Group != "bridge" || len(redis.Consumers) != 1 {
+			t.Errorf("GET /api/redis with the admin key on the internal server: %d %s, want 200 with the group bridge and its one consumer", code, body)
+		}
+		for _, path := range []string{"/api/redis", "/api/hybrid"} {
+			if code, body := get(t, ng.public+path, adminKey); code != 404 || !strings.Contains(body, `"not_found"`) {
+				t.Errorf("GET %s with the admin key on the public server: %d %s, want nginx's 404", path, code, body)
 			}
 		}
 	})
@@ -309,6 +350,28 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.last.Store(n)
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"component":%q,"path":%q,"bytes":%d}`, s.name, r.URL.Path, n)
+}
+
+// tagged relays every request to the component at base and names it in
+// X-Test-Component on the answer, so answeredBy can tell components apart
+// that answer alike (401 without the admin key). It returns the relay's
+// address.
+func tagged(t *testing.T, name, base string) string {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil || target.Host == "" {
+		t.Fatalf("not a running component's address: %q", base)
+	}
+	relay := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = r.In.Host },
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Set("X-Test-Component", name)
+			return nil
+		},
+	}
+	srv := httptest.NewServer(relay)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // nginxProcess is a running nginx with svc.conf.

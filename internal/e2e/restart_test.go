@@ -57,9 +57,9 @@ func TestSpendCapAcrossRestart(t *testing.T) {
 	var keySpent, providerSpent int64
 	for k, v := range stored {
 		switch {
-		case strings.HasPrefix(k, "limit:{") && strings.Contains(k, id+"}:spend:daily:") && !strings.HasSuffix(k, ":alerted"):
+		case strings.HasPrefix(k, "limit:{") && strings.Contains(k, id+"}:spend:daily:") && !strings.Contains(k, ":alerted"):
 			keySpent = v
-		case strings.HasPrefix(k, "route:spend:openai:") && !strings.HasSuffix(k, ":alerted"):
+		case strings.HasPrefix(k, "route:spend:openai:") && !strings.Contains(k, ":alerted"):
 			providerSpent = v
 		}
 	}

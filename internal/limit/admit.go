@@ -266,19 +266,26 @@ func (a *Admission) settle(ctx context.Context, used Used) {
 	}
 }
 
-// crossed raises the budget event when the counter went from below the cap
-// (before) to at or above it (after), once per counter across replicas.
+// crossed raises a budget event for each level of the cap (BudgetLevels)
+// the counter went from below (before) to at or above (after), once per
+// counter and level across replicas.
 func (l *Limiter) crossed(ctx context.Context, p *identity.Principal, lim Limits, res *reservation, before, after int64) {
-	if l.onBudget == nil || before >= res.cap || after < res.cap {
+	if l.onBudget == nil {
 		return
 	}
-	first, _, err := l.kv.Reserve(ctx, alertKey(res.key), 1, 1, res.ttl)
-	if err != nil {
-		l.log.Error("limits: could not record a budget event", "principal", p.Kind.String()+":"+p.ID, "err", err)
-		return
-	}
-	if first {
-		l.onBudget(BudgetEvent{KeyID: p.ID, Period: res.period, CapUSD: lim.MaxBudgetUSD, SpentUSD: usd(after)})
+	for _, level := range BudgetLevels {
+		mark := res.cap * int64(level) / 100
+		if before >= mark || after < mark {
+			continue
+		}
+		first, _, err := l.kv.Reserve(ctx, alertKey(res.key, level), 1, 1, res.ttl)
+		if err != nil {
+			l.log.Error("limits: could not record a budget event", "principal", p.Kind.String()+":"+p.ID, "err", err)
+			return
+		}
+		if first {
+			l.onBudget(BudgetEvent{KeyID: p.ID, Period: res.period, CapUSD: lim.MaxBudgetUSD, SpentUSD: usd(after), Level: level})
+		}
 	}
 }
 

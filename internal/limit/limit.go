@@ -111,13 +111,19 @@ type Options struct {
 	Counter PromptCounter
 }
 
-// BudgetEvent says that a key's spend reached its cap in a period.
+// BudgetEvent says that a key's spend reached a level of its cap in a
+// period: 80 (percent: a warning) or 100 (the cap).
 type BudgetEvent struct {
 	KeyID    string
 	Period   string // daily, weekly, monthly
 	CapUSD   float64
 	SpentUSD float64
+	Level    int
 }
+
+// BudgetLevels are the percentages of a cap whose first crossing raises a
+// BudgetEvent.
+var BudgetLevels = []int{80, 100}
 
 // ErrNotMetered is returned by Spend for a key without a spend cap: the
 // stage keeps no counter for it (keys without limits never touch the store),
@@ -212,7 +218,12 @@ func spendKey(kind identity.Kind, id, period string, start time.Time) string {
 }
 
 // alertKey marks that the budget event of a counter was raised.
-func alertKey(counter string) string { return counter + ":alerted" }
+func alertKey(counter string, level int) string {
+	if level == 100 {
+		return counter + ":alerted"
+	}
+	return counter + ":alerted" + strconv.Itoa(level)
+}
 
 // periodTTL is how long a counter of the period starting at start lives: the
 // period's length plus a day.

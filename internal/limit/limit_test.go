@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -425,8 +426,10 @@ func TestSpendReserveAndSettle(t *testing.T) {
 			if !near(spend(), 0.003) {
 				t.Errorf("spend after a refusal = %v, want 0.003", spend())
 			}
-			if len(events) != 0 {
-				t.Errorf("budget events before the cap was reached: %+v", events)
+			// The second request's reservation (1500 + 3000) passed 80 %
+			// of the cap: one warning, and no cap event.
+			if len(events) != 1 || events[0].Level != 80 || !near(events[0].SpentUSD, 0.0045) {
+				t.Errorf("budget events before the cap was reached: %+v, want one at 80 %%", events)
 			}
 			// The period turns: a fresh counter.
 			clk.Set(tt.after)
@@ -464,8 +467,16 @@ func TestSpendReserveAndSettle(t *testing.T) {
 
 func TestSpendErrorsAndEvents(t *testing.T) {
 	kv := newMemKV(t)
-	var events []BudgetEvent
-	l := newTest(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) { events = append(events, ev) }})
+	var (
+		mu     sync.Mutex
+		events []BudgetEvent
+	)
+	l := newTest(kv, testPrices(t), Options{OnBudget: func(ev BudgetEvent) {
+		// Raised at admission and by settlements, which run on their own goroutines.
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+	}})
 	p := &principal{Kind: identity.VirtualKey, ID: "k", BudgetPeriod: "daily", MaxBudgetUSD: 0.005}
 	spend := func() float64 {
 		s, err := l.Spend(t.Context(), "k", "daily", p.MaxBudgetUSD)
@@ -495,8 +506,15 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	if !near(spend(), 0.006) {
 		t.Errorf("spend = %v, want 0.006 (settled above the estimate)", spend())
 	}
-	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006}}
-	if diff := cmp.Diff(want, events); diff != "" {
+	// 80 % (4000 µ$) is passed by the second reservation (3000 + 1002),
+	// the cap by its settlement (6000): one event each.
+	want := []BudgetEvent{{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.004002, Level: 80},
+		{KeyID: "k", Period: "daily", CapUSD: 0.005, SpentUSD: 0.006, Level: 100}}
+	l.Settled()
+	mu.Lock()
+	got := slices.Clone(events)
+	mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("budget events (-want +got):\n%s", diff)
 	}
 	// Over the cap, even a request estimated at 0 (an unpriced model) is refused.
@@ -504,8 +522,12 @@ func TestSpendErrorsAndEvents(t *testing.T) {
 	x.Provider = "unpriced"
 	_, err = pipeline.Chain(answer(1, 1), l.Stage(testLimits))(t.Context(), x)
 	wantRefusal(t, err, apierr.BudgetExceeded, "budget_exceeded")
-	if len(events) != 1 {
-		t.Errorf("budget events after more requests = %d, want still 1", len(events))
+	l.Settled()
+	mu.Lock()
+	n := len(events)
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("budget events after more requests = %d, want still 2", n)
 	}
 	if _, err := l.Spend(t.Context(), "k", "daily", 0); !errors.Is(err, ErrNotMetered) {
 		t.Errorf("Spend without a cap: got %v, want ErrNotMetered", err)

@@ -79,8 +79,8 @@ func New(queueLen func() float64) *Metrics {
 			Name: "svc_mcp_calls_total", Help: "Tool gateway calls by server and tool.",
 		}, []string{"server", "tool"}),
 		VKeySpend: &keySpend{desc: prometheus.NewDesc("svc_vkey_spend_usd",
-			"Spend of a virtual key in its current period, USD (fleet-wide; reservations of calls in flight included).",
-			[]string{"key"}, nil)},
+			"Spend of a virtual key in its current period, USD (fleet-wide; reservations of calls in flight included), by masked key and key id.",
+			[]string{"key", "key_id"}, nil), masks: map[string]string{}},
 		AuditDirect: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "svc_audit_direct_writes_total", Help: "Audit entries written on the request path because the queue was full.",
 		}),
@@ -130,13 +130,36 @@ type keySpend struct {
 	desc  *prometheus.Desc
 	mu    sync.Mutex
 	spent func() map[string]float64
+	mask  func(id string) string
+	masks map[string]string // key id → masked key, once known (a key's mask never changes)
 }
 
-// SetSource sets where the spends come from (nil: none).
-func (k *keySpend) SetSource(f func() map[string]float64) {
+// SetSource sets where the spends come from, by key id, and how a key id
+// is shown masked (sk-svc-1a2b…; nil or "": the id alone). f nil: none.
+func (k *keySpend) SetSource(f func() map[string]float64, mask func(id string) string) {
 	k.mu.Lock()
-	k.spent = f
+	k.spent, k.mask = f, mask
 	k.mu.Unlock()
+}
+
+// masked returns id's masked key, looked up once.
+func (k *keySpend) masked(id string) string {
+	k.mu.Lock()
+	m, ok := k.masks[id]
+	f := k.mask
+	k.mu.Unlock()
+	if ok || f == nil {
+		return m
+	}
+	m = f(id)
+	if m != "" {
+		k.mu.Lock()
+		if len(k.masks) < 100000 {
+			k.masks[id] = m
+		}
+		k.mu.Unlock()
+	}
+	return m
 }
 
 // Describe implements prometheus.Collector.
@@ -150,8 +173,8 @@ func (k *keySpend) Collect(ch chan<- prometheus.Metric) {
 	if f == nil {
 		return
 	}
-	for key, v := range f() {
-		ch <- prometheus.MustNewConstMetric(k.desc, prometheus.GaugeValue, v, key)
+	for id, v := range f() {
+		ch <- prometheus.MustNewConstMetric(k.desc, prometheus.GaugeValue, v, k.masked(id), id)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -48,6 +49,8 @@ type Deps struct {
 	Routing  *route.Live
 	Resolver *route.Resolver
 	Failures FailureLog
+	// Analytics serves GET /api/analytics (may be nil: no route).
+	Analytics *analytics.Rollups
 	// Cache serves /api/metacache/* (may be nil).
 	Cache *cache.Admin
 	// Alerts serves /api/alerts (nil or disabled: 503 alerts_disabled).
@@ -142,6 +145,9 @@ func (a *API) Handler() http.Handler {
 	rt.handle("POST /api/alerts", a.raiseAlert)
 	rt.handle("GET /api/alerts", a.listAlerts)
 	rt.handle("GET /api/health/comprehensive", a.comprehensiveHealth)
+	if a.d.Analytics != nil {
+		rt.handle("GET /api/analytics", a.analytics)
+	}
 	if a.d.Cache != nil {
 		rt.handle("GET /api/metacache/stats", a.metacacheStats)
 		rt.handle("POST /api/metacache/flush", a.metacacheFlush)

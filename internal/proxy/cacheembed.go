@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
@@ -26,7 +28,7 @@ func (p *Proxy) Embedder(model string) func(ctx context.Context, texts []string)
 			r = rt
 		}
 	}
-	h := pipeline.Build(p.call(r), p.d.Trace, p.stages(r, chainOptions{internal: true})...)
+	h := p.build(r, p.call(r), p.stages(r, chainOptions{internal: true}), trace.SpanKindInternal)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		body, err := json.Marshal(map[string]any{"model": model, "input": texts})
 		if err != nil {

@@ -85,13 +85,13 @@ func providerAt(name, format, base string) *provider.Provider {
 
 // newEnv starts a proxy over providers with routing config rc; limits, when
 // set, are every principal's.
-func newEnv(t *testing.T, rc *route.Config, lim limit.Limits, providers ...*provider.Provider) *env {
+func newEnv(t testing.TB, rc *route.Config, lim limit.Limits, providers ...*provider.Provider) *env {
 	t.Helper()
 	return newEnvWith(t, rc, lim, nil, providers...)
 }
 
 // newEnvWith is newEnv with mod applied to the proxy's dependencies.
-func newEnvWith(t *testing.T, rc *route.Config, lim limit.Limits, mod func(*Deps), providers ...*provider.Provider) *env {
+func newEnvWith(t testing.TB, rc *route.Config, lim limit.Limits, mod func(*Deps), providers ...*provider.Provider) *env {
 	t.Helper()
 	reg := provider.NewRegistry(providers[0].Name, providers...)
 	kv := memkv.New()
@@ -136,7 +136,7 @@ func newEnvWith(t *testing.T, rc *route.Config, lim limit.Limits, mod func(*Deps
 }
 
 // post sends body to path on the proxy with the test key.
-func (e *env) post(t *testing.T, path, body string) (*http.Response, string) {
+func (e *env) post(t testing.TB, path, body string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+testKey)

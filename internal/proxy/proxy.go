@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -101,6 +102,12 @@ type Deps struct {
 	// each for ResponsesRetention.
 	Responses          responses.Store
 	ResponsesRetention time.Duration
+	// Tracer starts the spans of every request, stage and upstream call
+	// (tracing.Tracer; nil: no tracing, nothing added to a request).
+	// TraceContent adds the prompt and completion text to the request's
+	// span, bounded (SVC_TRACE_CONTENT).
+	Tracer       trace.Tracer
+	TraceContent bool
 }
 
 // Proxy serves the proxy component's routes.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
@@ -107,7 +109,7 @@ func (p *Proxy) handler(r *routeSpec) http.HandlerFunc {
 	if r.local != nil {
 		inner = func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) { return r.local(p, ctx, x) }
 	}
-	h := pipeline.Build(inner, p.d.Trace, p.stages(r, chainOptions{})...)
+	h := p.build(r, inner, p.stages(r, chainOptions{}), trace.SpanKindServer)
 	return func(w http.ResponseWriter, req *http.Request) {
 		x := newExchange(req, r.endpoint)
 		resp, err := h(req.Context(), x)

@@ -22,6 +22,7 @@ func (p *Proxy) send(ctx context.Context, x *pipeline.Exchange, prov *provider.P
 	if p.d.Health != nil {
 		x.UpstreamDone = p.d.Health.Start(prov.Name, x.UpstreamModel)
 	}
+	p.inject(ctx, req)
 	start := time.Now()
 	resp, err := p.d.Client.Do(req)
 	if err != nil {

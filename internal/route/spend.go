@@ -66,7 +66,14 @@ type BudgetEvent struct {
 	Day       string // the UTC day, YYYY-MM-DD
 	BudgetUSD float64
 	SpentUSD  float64
+	// Level is the percentage of the budget reached: 80 (a warning) or
+	// 100.
+	Level int
 }
+
+// budgetLevels are the percentages of a budget whose first crossing in a
+// day raises a BudgetEvent.
+var budgetLevels = []int64{80, 100}
 
 // OnBudget sets the hook called when a provider's spend first reaches its
 // daily budget: once per provider and UTC day across every replica sharing
@@ -88,28 +95,37 @@ func (s *Spend) logBudget(ev BudgetEvent) {
 }
 
 // alertKey marks that the budget event of a provider's day was raised.
-func alertKey(provider, day string) string { return spendKey(provider, day) + ":alerted" }
+func alertKey(provider, day string, level int64) string {
+	if level == 100 {
+		return spendKey(provider, day) + ":alerted"
+	}
+	return spendKey(provider, day) + ":alerted" + strconv.FormatInt(level, 10)
+}
 
-// crossed raises the budget event when the day's spend went from below the
-// provider's budget (before) to at or above it (after), once per provider
-// and day across replicas: the first replica to reserve the alert marker
-// (a counter capped at 1) raises it.
+// crossed raises a budget event for each level of the provider's budget
+// (80 % and 100 %) the day's spend went from below (before) to at or above
+// (after), once per provider, day and level across replicas: the first
+// replica to reserve the level's alert marker (a counter capped at 1)
+// raises it.
 func (s *Spend) crossed(ctx context.Context, provider, day string, before, after int64) {
 	budget, ok := s.cfg().Budget(provider)
 	if !ok || budget <= 0 {
 		return
 	}
 	limit := int64(math.Round(budget * 1e6))
-	if before >= limit || after < limit {
-		return
-	}
-	first, _, err := s.kv.Reserve(ctx, alertKey(provider, day), 1, 1, spendTTL)
-	if err != nil {
-		s.log.Error("provider spend: could not record a budget event", "provider", provider, "err", err)
-		return
-	}
-	if first {
-		s.onBudget(BudgetEvent{Provider: provider, Day: day, BudgetUSD: budget, SpentUSD: float64(after) / 1e6})
+	for _, level := range budgetLevels {
+		mark := limit * level / 100
+		if before >= mark || after < mark {
+			continue
+		}
+		first, _, err := s.kv.Reserve(ctx, alertKey(provider, day, level), 1, 1, spendTTL)
+		if err != nil {
+			s.log.Error("provider spend: could not record a budget event", "provider", provider, "err", err)
+			return
+		}
+		if first {
+			s.onBudget(BudgetEvent{Provider: provider, Day: day, BudgetUSD: budget, SpentUSD: float64(after) / 1e6, Level: int(level)})
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package route_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -150,17 +151,24 @@ func TestSpendBudgetEvent(t *testing.T) {
 				wg.Wait()
 			}
 			add(day)
-			want := []route.BudgetEvent{{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1}}
-			opt := cmpopts.IgnoreFields(route.BudgetEvent{}, "SpentUSD")
+			// 0.5 → 6.5 passed 80 % and 100 % of the budget: one event each.
+			want := []route.BudgetEvent{{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1, Level: 80},
+				{Provider: "openai", Day: "2026-05-01", BudgetUSD: 1, Level: 100}}
+			// Concurrent Adds may raise the two levels in either order.
+			opt := cmp.Options{cmpopts.IgnoreFields(route.BudgetEvent{}, "SpentUSD"),
+				cmpopts.SortSlices(func(a, b route.BudgetEvent) bool { return a.Day+fmt.Sprint(a.Level) < b.Day+fmt.Sprint(b.Level) })}
 			if diff := cmp.Diff(want, events, opt); diff != "" {
 				t.Fatalf("events after crossing (-want +got):\n%s", diff)
 			}
-			if s := events[0].SpentUSD; s < 1 || s > 1.05 {
-				t.Errorf("event SpentUSD = %v, want the total of the crossing Add (1 to 1.05)", s)
+			for _, ev := range events {
+				if lo := float64(ev.Level) / 100; ev.SpentUSD < lo || ev.SpentUSD > lo+0.05 {
+					t.Errorf("%d %% event SpentUSD = %v, want the total of the crossing Add (%v to %v)", ev.Level, ev.SpentUSD, lo, lo+0.05)
+				}
 			}
 			// The next UTC day crosses afresh.
 			add(day.Add(24 * time.Hour))
-			want = append(want, route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1})
+			want = append(want, route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1, Level: 80},
+				route.BudgetEvent{Provider: "openai", Day: "2026-05-02", BudgetUSD: 1, Level: 100})
 			if diff := cmp.Diff(want, events, opt); diff != "" {
 				t.Errorf("events after the next day's crossing (-want +got):\n%s", diff)
 			}

@@ -50,7 +50,7 @@ func (s *Spool) find(pos uint64) int {
 
 // ack acknowledges the pending frames with the given IDs (others are
 // ignored: unknown, repeated, or never delivered), moves the watermark past
-// the acknowledged frames at the head, persists it and deletes the
+// the acknowledged frames at its place, persists it and deletes the
 // segments now entirely below it.
 func (s *Spool) ack(ids []string) error {
 	s.mu.Lock()
@@ -83,23 +83,23 @@ func (s *Spool) ack(ids []string) error {
 			return !ok
 		})
 	}
-	s.advance()
+	for s.wm < len(s.frames) && s.frames[s.wm].acked {
+		s.wm++
+	}
 	wm := s.watermark()
 	s.mu.Unlock()
 	return s.persist(wm)
 }
 
-// advance drops the acknowledged frames at the head of the index, and
-// compacts it when the dropped part is most of it. mu held.
-func (s *Spool) advance() {
-	for s.head < len(s.frames) && s.frames[s.head].acked {
-		s.head++
-		s.acked--
-	}
+// drop removes the first n frames of the index (acknowledged ones, below
+// the watermark), compacting it when they are most of it. mu held.
+func (s *Spool) drop(n int) {
+	s.head += n
+	s.acked -= n
 	switch {
 	case s.head == len(s.frames):
 		s.base += uint64(s.head)
-		s.frames, s.head = s.frames[:0], 0
+		s.frames, s.head, s.wm = s.frames[:0], 0, 0
 		if cap(s.frames) > 1<<16 {
 			s.frames = nil // give back a drained backlog's index
 		}
@@ -111,6 +111,7 @@ func (s *Spool) advance() {
 			s.frames = s.frames[:copy(s.frames, live)]
 		}
 		s.base += uint64(s.head)
+		s.wm -= s.head
 		s.head = 0
 	}
 }
@@ -118,15 +119,16 @@ func (s *Spool) advance() {
 // watermark is the position of the oldest unacknowledged frame, or the end
 // of the last segment when every frame is acknowledged. mu held.
 func (s *Spool) watermark() uint64 {
-	if s.head < len(s.frames) {
-		return s.frames[s.head].pos()
+	if s.wm < len(s.frames) {
+		return s.frames[s.wm].pos()
 	}
 	last := s.segs[len(s.segs)-1]
 	return position(last.seq, uint32(last.size))
 }
 
 // persist writes watermark wm to the cursor file, if it moved forward, and
-// then deletes the sealed segments entirely below the persisted watermark.
+// then deletes the sealed segments entirely below the persisted watermark,
+// with their (acknowledged) frames.
 func (s *Spool) persist(wm uint64) error {
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
@@ -147,6 +149,13 @@ func (s *Spool) persist(wm uint64) error {
 		if d.refs == 0 {
 			gone = append(gone, s.segPath(d.seq))
 		}
+	}
+	n := 0
+	for s.head+n < s.wm && s.frames[s.head+n].seg < s.segs[0].seq {
+		n++
+	}
+	if n > 0 {
+		s.drop(n)
 	}
 	s.mu.Unlock()
 	s.remove(gone)

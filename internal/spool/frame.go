@@ -82,7 +82,7 @@ func scanSegment(f *os.File, seq uint32, from, size int64, add func(frameRef)) (
 		if crc != binary.LittleEndian.Uint32(h[4:8]) {
 			return off, frameBad
 		}
-		add(frameRef{seg: seq, off: uint32(off), n: uint32(n)})
+		add(frameRef{seg: seq, off: uint32(off), n: uint32(n), micros: int64(binary.LittleEndian.Uint64(h[8:16]))})
 		off += headerSize + n
 	}
 	return off, frameOK

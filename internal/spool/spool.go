@@ -27,12 +27,14 @@
 // those acknowledged out of order (kept in memory only); consumers are
 // idempotent on the entry's request_id.
 //
-// Memory: an index of 16 bytes per frame from the watermark on (so
-// StreamRead, StreamAck and StreamUnacked cost what they return, not what is
-// spooled), plus the consumers' pending entries. The index is bounded by
-// MaxBytes over the smallest frame (16 bytes, an empty payload): at most the
-// size of the backlog itself, about 1.5 % of it for 1 KB entries (8 MiB of
-// index for the 512 MiB default).
+// Memory: an index of 24 bytes per frame in the stream (so StreamRead,
+// StreamAck and StreamUnacked cost what they return, not what is spooled),
+// plus the consumers' pending entries. The stream holds the unacknowledged
+// frames and at most one segment's worth of acknowledged ones not yet
+// trimmed, so the index is bounded by about (MaxBytes + SegmentBytes) over
+// the smallest frame (16 bytes, an empty payload), 24/16 of the backlog in
+// the worst case, and about 2.3 % of it for 1 KB entries (12 MiB of index
+// for the 512 MiB default).
 //
 // Several processes may share one data dir: OpenDir gives each its own
 // numbered spool directory under a flock, and Orphans opens the spools of
@@ -128,14 +130,14 @@ func (o Options) normalize() (Options, error) {
 	return o, nil
 }
 
-// frameRef is one indexed frame: where it is and whether it was
-// acknowledged (out of order: acknowledged frames at the head leave the
-// index). 16 bytes.
+// frameRef is one indexed frame: where it is, when it was appended and
+// whether it was acknowledged. 24 bytes.
 type frameRef struct {
-	seg   uint32
-	off   uint32
-	n     uint32 // payload length
-	acked bool
+	seg    uint32
+	off    uint32
+	n      uint32 // payload length
+	acked  bool
+	micros int64 // append time
 }
 
 func (r frameRef) pos() uint64 { return position(r.seg, r.off) }
@@ -181,8 +183,9 @@ type Spool struct {
 	segs    []*segment // by seq; the last is written to unless sealed
 	cur     *os.File   // the last segment, open for writing; nil when sealed
 	buf     []byte     // Append's frames, reused
-	frames  []frameRef // the index: frames[head:] are the frames from the watermark on
+	frames  []frameRef // the index: frames[head:] are the stream (Length)
 	head    int
+	wm      int    // frames[wm] is the oldest unacknowledged frame (head ≤ wm)
 	base    uint64 // ordinal of frames[0]
 	next    uint64 // ordinal of the first frame never delivered
 	acked   int    // acknowledged frames in frames[head:]
@@ -265,8 +268,8 @@ func (s *Spool) Bytes() int64 {
 	return s.bytes
 }
 
-// Frames is the number of frames from the watermark on (StreamInfo's
-// Length): the unacknowledged ones and those acknowledged out of order.
+// Frames is the number of frames in the stream (StreamInfo's Length):
+// the unacknowledged ones and the acknowledged ones not yet trimmed.
 func (s *Spool) Frames() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -310,14 +313,15 @@ func (s *Spool) Append(values ...[]byte) error {
 		}
 		last = s.segs[len(s.segs)-1]
 	}
-	buf := s.encode(values, total)
+	micros := s.opt.Now().UnixMicro()
+	buf := s.encode(values, total, micros)
 	if n, err := s.cur.WriteAt(buf, last.size); err != nil {
 		s.abandon(last, n)
 		return fmt.Errorf("spool: append: %w", err)
 	}
 	off := uint32(last.size)
 	for _, v := range values {
-		s.frames = append(s.frames, frameRef{seg: last.seq, off: off, n: uint32(len(v))})
+		s.frames = append(s.frames, frameRef{seg: last.seq, off: off, n: uint32(len(v)), micros: micros})
 		off += headerSize + uint32(len(v))
 	}
 	last.size += total
@@ -331,7 +335,7 @@ func (s *Spool) Append(values ...[]byte) error {
 }
 
 // encode writes the call's frames into the reused buffer.
-func (s *Spool) encode(values [][]byte, total int64) []byte {
+func (s *Spool) encode(values [][]byte, total, micros int64) []byte {
 	if int64(cap(s.buf)) < total {
 		s.buf = make([]byte, total, max(total, 64<<10))
 	}
@@ -339,7 +343,6 @@ func (s *Spool) encode(values [][]byte, total int64) []byte {
 	if cap(s.buf) > 1<<20 {
 		s.buf = nil // do not keep a large call's buffer
 	}
-	micros := s.opt.Now().UnixMicro()
 	p := 0
 	for _, v := range values {
 		putHeader(buf[p:p+headerSize], v, micros)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/svc-gateway/svc/internal/store"
 )
 
 func TestAppendReadAckRestart(t *testing.T) {
@@ -38,8 +40,8 @@ func TestAppendReadAckRestart(t *testing.T) {
 	ack(t, s, got[4].ID) // out of order: kept in memory only
 	ack(t, s, got[0].ID, "nonsense", "ffffffffffffffff")
 	in := info(t, s)
-	if in.Length != 3 || in.Pending != 2 || in.Undelivered != 0 || in.Backlog() != 2 {
-		t.Errorf("StreamInfo = %+v, want Length 3, Pending 2, Undelivered 0", in)
+	if in.Length != 5 || in.Pending != 2 || in.Undelivered != 0 || in.Backlog() != 2 {
+		t.Errorf("StreamInfo = %+v, want Length 5, Pending 2, Undelivered 0", in)
 	}
 	if !in.OldestUnacked.Equal(clk.Now()) {
 		t.Errorf("OldestUnacked = %v, want %v", in.OldestUnacked, clk.Now())
@@ -271,11 +273,13 @@ func TestRotationAndDeletion(t *testing.T) {
 	if n := len(segFiles(t, dir)); n != 1 {
 		t.Errorf("%d segment files once everything is acknowledged, want 1", n)
 	}
-	if n, err := s.StreamTrim(context.Background(), testKey, testGroup, storeLimit()); err != nil || n != 0 {
-		t.Errorf("StreamTrim = %d, %v; want 0, nil", n, err)
+	// The last segment's acknowledged frames stay until trimmed.
+	in := info(t, s)
+	if in.Length == 0 || in.Backlog() != 0 || !in.OldestUnacked.IsZero() {
+		t.Errorf("StreamInfo = %+v, want acknowledged entries only", in)
 	}
-	if in := info(t, s); in.Length != 0 || in.Backlog() != 0 || !in.OldestUnacked.IsZero() {
-		t.Errorf("StreamInfo = %+v, want empty", in)
+	if n, err := s.StreamTrim(context.Background(), testKey, testGroup, store.LogLimit{MaxLen: 1}); err != nil || n != in.Length-1 {
+		t.Errorf("StreamTrim(MaxLen 1) = %d, %v; want %d, nil", n, err, in.Length-1)
 	}
 }
 

@@ -2,7 +2,9 @@ package spool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -14,17 +16,20 @@ import (
 // The store.Streams block on one stream (Options.Key) and one group
 // (Options.Group, or the first one used). Where the spool differs from the
 // Redis stream:
-//   - Entries leave the stream when acknowledged at its head: Length counts
-//     the frames from the oldest unacknowledged one on (those acknowledged
-//     out of order included), and StreamTrim's limits are moot — it only
-//     deletes the files of acknowledged segments that an acknowledgement
-//     left behind, and returns 0.
+//   - Acknowledged entries stay in the stream (Length, StreamUnacked may
+//     return them) until StreamTrim removes them, or until their segment is
+//     deleted because every frame in it is acknowledged, whichever is
+//     first: acknowledged data never holds more than one segment's worth of
+//     disk, trimmed or not.
 //   - Acknowledgements out of order, pending entries and consumers live in
 //     memory: after a restart every frame from the watermark on is
-//     undelivered again.
-//   - StreamAck ignores IDs that are not pending (as XACK does).
-//   - A claimIdle below zero never claims.
+//     undelivered again, and the stream starts at the watermark.
+//   - StreamAck ignores IDs that are not pending, and a group other than
+//     the spool's (as XACK does).
 var _ store.Streams = (*Spool)(nil)
+
+// errGroup marks ErrStream for a group other than the spool's.
+var errGroup = errors.New("group")
 
 // check refuses a key or group the spool does not answer to; bind makes
 // group the spool's group when it has none yet. mu held.
@@ -39,7 +44,7 @@ func (s *Spool) check(key, group string, bind bool) error {
 	case s.group == "" && bind:
 		s.group = group
 	case s.group != "" && group != s.group:
-		return fmt.Errorf("%w: group %q (this spool's is %q)", ErrStream, group, s.group)
+		return fmt.Errorf("%w: %w %q (this spool's is %q)", ErrStream, errGroup, group, s.group)
 	}
 	return nil
 }
@@ -55,13 +60,16 @@ func (s *Spool) StreamAppend(ctx context.Context, key string, values ...[]byte) 
 	return s.Append(values...)
 }
 
-// StreamRead delivers up to count entries to consumer: its own pending
-// ones, then others' pending ones idle for claimIdle or longer (claimed),
-// then new ones, waiting up to block (woken by Append, or ctx) when there
-// are none. count <= 0 delivers nothing.
+// StreamRead delivers up to count entries (count > 0) to consumer: its own
+// pending ones, then others' pending ones idle for claimIdle or longer
+// (claimed; claimIdle <= 0 claims none), then new ones, waiting up to block
+// (woken by Append, Close or ctx) when there are none.
 func (s *Spool) StreamRead(ctx context.Context, key, group, consumer string, count int, claimIdle, block time.Duration) ([]store.StreamEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if count <= 0 {
+		return nil, fmt.Errorf("spool: read: count %d, want > 0", count)
 	}
 	var timer *time.Timer
 	expired := false
@@ -71,11 +79,8 @@ func (s *Spool) StreamRead(ctx context.Context, key, group, consumer string, cou
 			s.mu.Unlock()
 			return nil, err
 		}
-		var refs []frameRef
-		if count > 0 {
-			refs = s.deliver(consumer, count, claimIdle)
-		}
-		if len(refs) > 0 || block <= 0 || expired || count <= 0 {
+		refs := s.deliver(consumer, count, claimIdle)
+		if len(refs) > 0 || block <= 0 || expired {
 			pins := s.pin(refs)
 			s.mu.Unlock()
 			return s.load(refs, pins)
@@ -125,7 +130,7 @@ func (s *Spool) deliver(name string, count int, claimIdle time.Duration) []frame
 			s.pend[pos] = pending{cons: c, at: now}
 		}
 	}
-	if len(refs) < count && claimIdle >= 0 {
+	if len(refs) < count && claimIdle > 0 {
 		for _, pos := range s.claim(c, now, claimIdle, count-len(refs)) {
 			if i := s.find(pos); i >= 0 {
 				refs = append(refs, s.frames[i])
@@ -183,15 +188,21 @@ func (s *Spool) StreamAck(ctx context.Context, key, group string, ids ...string)
 	s.mu.Lock()
 	err := s.check(key, group, true)
 	s.mu.Unlock()
+	if errors.Is(err, errGroup) {
+		return nil // no entry is pending in another group
+	}
 	if err != nil {
 		return err
 	}
 	return s.ack(ids)
 }
 
-// StreamTrim deletes the files of segments entirely acknowledged; lim is
-// moot, as acknowledged entries are not kept (see above). It returns 0.
-func (s *Spool) StreamTrim(ctx context.Context, key, group string, _ store.LogLimit) (int64, error) {
+// StreamTrim removes acknowledged entries from the start of the stream
+// while the stream is longer than lim.MaxLen or the entry older than
+// lim.MaxAge (a zero limit does not trim), stopping at the oldest
+// unacknowledged entry, and returns how many it removed. Their bytes go
+// when their segment is deleted, once every frame in it is acknowledged.
+func (s *Spool) StreamTrim(ctx context.Context, key, group string, lim store.LogLimit) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -200,20 +211,36 @@ func (s *Spool) StreamTrim(ctx context.Context, key, group string, _ store.LogLi
 		s.mu.Unlock()
 		return 0, err
 	}
+	cutoff := int64(math.MinInt64)
+	if lim.MaxAge > 0 {
+		cutoff = s.opt.Now().Add(-lim.MaxAge).UnixMicro()
+	}
+	n := 0
+	if s.group != "" && (lim.MaxLen > 0 || lim.MaxAge > 0) {
+		for s.head+n < s.wm {
+			long := lim.MaxLen > 0 && len(s.frames)-s.head-n > lim.MaxLen
+			if !long && s.frames[s.head+n].micros >= cutoff {
+				break
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		s.drop(n)
+	}
 	wm := s.watermark()
 	s.mu.Unlock()
-	return 0, s.persist(wm)
+	return int64(n), s.persist(wm)
 }
 
-// StreamInfo describes the spool: Length is the frames from the watermark
-// on, OldestUnacked the append time of the frame at the watermark.
+// StreamInfo describes the spool.
 func (s *Spool) StreamInfo(ctx context.Context, key, group string) (store.StreamInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return store.StreamInfo{}, err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.check(key, group, false); err != nil {
-		s.mu.Unlock()
 		return store.StreamInfo{}, err
 	}
 	now := s.opt.Now()
@@ -222,30 +249,20 @@ func (s *Spool) StreamInfo(ctx context.Context, key, group string) (store.Stream
 		Pending:     int64(len(s.pend)),
 		Undelivered: int64(s.base + uint64(len(s.frames)) - s.next),
 	}
+	if s.wm < len(s.frames) {
+		info.OldestUnacked = time.UnixMicro(s.frames[s.wm].micros)
+	}
 	for _, c := range s.cons {
 		info.Consumers = append(info.Consumers, store.StreamConsumer{Name: c.name, Pending: int64(len(c.pending)), Idle: now.Sub(c.seen)})
 	}
 	slices.SortFunc(info.Consumers, func(a, b store.StreamConsumer) int { return strings.Compare(a.Name, b.Name) })
-	var head []frameRef // a copy: load reads it outside mu
-	if s.head < len(s.frames) {
-		head = []frameRef{s.frames[s.head]}
-	}
-	pins := s.pin(head)
-	s.mu.Unlock()
-	oldest, err := s.load(head, pins)
-	if err != nil {
-		return store.StreamInfo{}, err
-	}
-	if len(oldest) > 0 {
-		info.OldestUnacked = oldest[0].Time
-	}
 	return info, nil
 }
 
 // StreamUnacked returns up to limit of the newest unacknowledged entries,
-// newest first, looking at no more than 4 × limit frames: past that it
-// returns acknowledged ones too (which the contract allows). limit <= 0
-// returns nothing.
+// newest first. It skips at most 3 × limit acknowledged ones newer than the
+// oldest unacknowledged entry, and returns those past that (which the
+// contract allows), so it costs O(limit). limit <= 0 returns nothing.
 func (s *Spool) StreamUnacked(ctx context.Context, key, group string, limit int) ([]store.StreamEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -257,7 +274,7 @@ func (s *Spool) StreamUnacked(ctx context.Context, key, group string, limit int)
 	}
 	var refs []frameRef
 	skip := 3 * limit
-	for i := len(s.frames) - 1; i >= s.head && len(refs) < limit; i-- {
+	for i := len(s.frames) - 1; i >= s.wm && len(refs) < limit; i-- {
 		if s.frames[i].acked && skip > 0 {
 			skip--
 			continue

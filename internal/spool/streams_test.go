@@ -164,7 +164,7 @@ func TestClaim(t *testing.T) {
 		{"c1 rereads its own", 0, "c1", 5, time.Minute, []string{"a", "b", "d"}},
 		{"c2 claims c1's idle entries", 2 * time.Minute, "c2", 10, time.Minute, []string{"c", "a", "b", "d"}},
 		{"c1 has nothing left", 0, "c1", 10, time.Minute, nil},
-		{"negative claimIdle never claims", time.Hour, "c1", 10, -1, nil},
+		{"claimIdle 0 never claims", time.Hour, "c1", 10, 0, nil},
 		{"c1 claims back, oldest first", 0, "c1", 2, time.Minute, []string{"a", "b"}},
 	}
 	for _, st := range steps {
@@ -201,9 +201,14 @@ func TestKeyAndGroup(t *testing.T) {
 	if _, err := s.StreamRead(ctx, testKey, testGroup, "c", 1, 0, 0); err != nil {
 		t.Fatalf("StreamRead: %v", err)
 	}
+	if err := s.StreamAck(ctx, testKey, "other", "0000000100000000"); err != nil {
+		t.Errorf("StreamAck with another group: %v, want nil (nothing pending there)", err)
+	}
+	if in := info(t, s); in.Pending != 1 {
+		t.Errorf("after StreamAck with another group: %d pending, want 1", in.Pending)
+	}
 	for name, err := range map[string]error{
 		"StreamRead":    second(s.StreamRead(ctx, testKey, "other", "c", 1, 0, 0)),
-		"StreamAck":     s.StreamAck(ctx, testKey, "other", "0"),
 		"StreamInfo":    second(s.StreamInfo(ctx, testKey, "other")),
 		"StreamUnacked": second(s.StreamUnacked(ctx, testKey, "other", 1)),
 		"StreamTrim":    second(s.StreamTrim(ctx, testKey, "other", storeLimit())),
@@ -249,5 +254,40 @@ func TestCorruptCursor(t *testing.T) {
 	}
 	if log.String() == "" {
 		t.Error("an unreadable cursor was not logged")
+	}
+}
+
+func TestTrim(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s := open(t, t.TempDir(), Options{Now: clk.Now})
+	trim := func(lim store.LogLimit, want int64) {
+		t.Helper()
+		n, err := s.StreamTrim(ctx, testKey, testGroup, lim)
+		if err != nil || n != want {
+			t.Errorf("StreamTrim(%+v) = %d, %v; want %d", lim, n, err, want)
+		}
+	}
+	appendAll(t, s, "0", "1", "2", "3", "4")
+	trim(store.LogLimit{MaxLen: 1}, 0) // no group yet: everything stays
+	clk.Add(time.Hour)
+	appendAll(t, s, "5", "6", "7", "8", "9")
+	got := read(t, s, "c", 10)
+	ack(t, s, ids(got[:3])...)
+	ack(t, s, ids(got[4:8])...) // 4…7 acknowledged after 3, which is not
+	trim(store.LogLimit{}, 0)
+	trim(store.LogLimit{MaxAge: 2 * time.Hour}, 0)
+	trim(store.LogLimit{MaxAge: 30 * time.Minute}, 3) // 0…2; 3 is not acknowledged
+	trim(store.LogLimit{MaxLen: 1}, 0)
+	if in := info(t, s); in.Length != 7 || in.Backlog() != 3 || !in.OldestUnacked.Equal(got[3].Time) {
+		t.Errorf("StreamInfo = %+v, want Length 7, backlog 3, the oldest unacknowledged 3's time", in)
+	}
+	ack(t, s, got[3].ID)
+	trim(store.LogLimit{MaxLen: 4}, 3) // 3…5: the 4 newest stay
+	if in := info(t, s); in.Length != 4 || !in.OldestUnacked.Equal(got[8].Time) {
+		t.Errorf("StreamInfo = %+v, want Length 4, the oldest unacknowledged 8's time", in)
+	}
+	if got := values(read(t, s, "c", 10)); !slices.Equal(got, []string{"8", "9"}) {
+		t.Errorf("pending after the trims: %q, want [8 9]", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
@@ -113,6 +114,7 @@ func newProxy(s *System) (*app.Service, error) {
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
+		Tracer: s.Tracer(), TraceContent: cfg.TraceContent,
 	})
 	// Provider spend still being added finishes before the stores close.
 	s.onClose(px.Settled)
@@ -155,7 +157,7 @@ func newManagement(s *System) (*app.Service, error) {
 		return nil, err
 	}
 	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
-		Alerts: notifier, Chain: chain, Health: tracker, Routing: live,
+		Alerts: notifier, Chain: chain, Analytics: analytics.NewRollups(db), Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
 		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log,
 		Heartbeats: beats, Providers: providerStates(s.Registry(), vault), Backlog: s.backlog})

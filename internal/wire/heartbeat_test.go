@@ -32,6 +32,10 @@ type healthAnswer struct {
 	Components []beatRow                    `json:"components"`
 	Stores     map[string]struct{ OK bool } `json:"stores"`
 	Providers  []providerRow                `json:"providers"`
+	Bridge     struct {
+		Status  string   `json:"status"`
+		Backlog *float64 `json:"backlog"`
+	} `json:"bridge"`
 }
 
 type beatRow struct {
@@ -110,13 +114,16 @@ func TestComprehensiveHealthOneProcess(t *testing.T) {
 	var self string
 	h := comprehensive(t, p, func(h healthAnswer) bool {
 		self = h.Process.Instance
-		return h.has(config.Proxy, self, "ok") && h.has(config.Management, self, "ok")
+		return h.has(config.Proxy, self, "ok") && h.has(config.Management, self, "ok") && h.has(config.Bridge, self, "ok")
 	})
 	if h.Status != "ok" || !h.Stores["kv"].OK || !h.Stores["sql"].OK {
 		t.Errorf("status %q %v, stores %v; want ok", h.Status, h.Reasons, h.Stores)
 	}
-	if !slices.Equal(h.Process.Components, []string{config.Proxy, config.Management}) {
-		t.Errorf("process components %v, want [proxy api-server]", h.Process.Components)
+	if !slices.Equal(h.Process.Components, []string{config.Proxy, config.Management, config.Bridge}) {
+		t.Errorf("process components %v, want [proxy api-server bridge]", h.Process.Components)
+	}
+	if h.Bridge.Status != "ok" || h.Bridge.Backlog == nil {
+		t.Errorf("bridge %+v, want ok (its beat carries lag and backlog)", h.Bridge)
 	}
 	if !h.has(config.Proxy, self, "ok") || !h.has(config.Management, self, "ok") {
 		t.Errorf("components %+v, want proxy and api-server of %s, ok", h.Components, self)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/alerts"
+	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/bridge"
@@ -166,7 +167,13 @@ func (s *System) Bridge() (*bridge.Bridge, error) {
 			return nil, err
 		}
 		c := s.Config
+		rollups := analytics.NewRollups(db)
 		b := bridge.New(hot, audit.NewSQLStore(db), s.Metrics(), s.Log, bridge.Options{
+			Rollups: rollups.Add,
+			Purge: func(ctx context.Context, now time.Time) error {
+				_, err := rollups.Purge(ctx, now, c.LogRetention)
+				return err
+			},
 			Consumer: c.BridgeConsumer, Batch: c.BridgeBatch, ClaimIdle: c.BridgeClaimIdle,
 			HotTTL: c.LogHotTTL, HotMaxEntries: c.LogHotMaxEntries, Retention: c.LogRetention,
 			BacklogAlert: int64(c.BridgeBacklogAlert),

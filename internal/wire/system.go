@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/svc-gateway/svc/internal/alerts"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
@@ -76,6 +78,7 @@ type System struct {
 	prices   lazy[*pricing.Table]
 	limiter  lazy[*limit.Limiter]
 	client   lazy[*upstream.Client]
+	tracer   lazy[trace.Tracer]
 	failures lazy[*route.Failures]
 	known    lazy[func(provider, model string) bool]
 	beats    lazy[*heartbeat.Publisher]
@@ -261,7 +264,7 @@ func (s *System) Metrics() *metrics.Metrics {
 	m, _ := s.metrics.get(func() (*metrics.Metrics, error) {
 		return metrics.New(func() float64 {
 			if sp := s.spool.v; sp != nil {
-				return float64(sp.Frames())
+				return float64(sp.Unacked())
 			}
 			return 0
 		}), nil
@@ -382,7 +385,7 @@ func (s *System) Spend() (*route.Spend, error) {
 		log := s.Log
 		sp := route.NewSpend(kv, live.Current, log).OnBudget(func(ev route.BudgetEvent) {
 			log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "provider", ev.Provider, "day", ev.Day,
-				"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD)
+				"budget_usd", ev.BudgetUSD, "spent_usd", ev.SpentUSD, "level", ev.Level)
 			n.Send(alerts.NewProviderBudget(ev.Provider, ev.Day, ev.BudgetUSD, ev.SpentUSD, time.Now()))
 		})
 		s.runs("provider-spend", sp.Run)
@@ -415,15 +418,26 @@ func (s *System) Limiter() (*limit.Limiter, error) {
 		l := limit.New(kv, prices, limit.Options{HourlyRequests: int64(s.Config.HourlyRequests), Log: log,
 			OnBudget: func(ev limit.BudgetEvent) {
 				log.Warn("BudgetThreshold", "alert", "BudgetThreshold", "key_id", ev.KeyID, "period", ev.Period,
-					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD)
+					"cap_usd", ev.CapUSD, "spent_usd", ev.SpentUSD, "level", ev.Level)
 				n.Send(alerts.NewKeyBudget(ev.KeyID, ev.Period, ev.CapUSD, ev.SpentUSD, time.Now()))
 			},
 			MeterSpend: true})
 		s.runs("spend-meter", l.Run)
+		keys, err := s.Keys()
+		if err != nil {
+			return nil, err
+		}
 		m.VKeySpend.SetSource(func() map[string]float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			return l.Spends(ctx)
+		}, func(id string) string {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if vk, err := keys.Record(ctx, id); err == nil {
+				return vk.MaskedKey
+			}
+			return ""
 		})
 		s.onClose(l.Settled)
 		return l, nil
