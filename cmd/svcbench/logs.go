@@ -14,14 +14,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
 
 // `svcbench logs` measures the log store at size: it fills a PostgreSQL
 // schema of its own with generated audit entries (logsgen.go), written as
-// the bridge writes them (audit.SQLStore.Write in batches, after Maintain
-// made the monthly partitions), then starts `svc serve` with
+// the bridge writes them (audit.SQLStore.Write in batches, the analytics
+// rollups in the same transaction, after Maintain made the monthly
+// partitions), then starts `svc serve` with
 // SERVICE_TYPE=api-server on that schema and times GET /api/vas/logs (and
 // the other read endpoints) through HTTP, handler included (logsquery.go).
 
@@ -213,13 +215,11 @@ func withSearchPath(pgURL, schema string) (string, error) {
 	return u.String(), nil
 }
 
-// fillHook, when set, runs in each write's transaction with the records it
-// inserted, as the bridge's Rollups option does.
-var fillHook audit.Inserted
-
 // fill generates the entries and writes them in batches, o.writers at a
-// time, then vacuums and analyses the table (autovacuum would, some time
-// after such a load; the measurement should not depend on when).
+// time, with the analytics rollups in each batch's transaction as the
+// bridge writes them (Write's hook is Rollups.Add), then vacuums and
+// analyses the table (autovacuum would, some time after such a load; the
+// measurement should not depend on when).
 func fill(ctx context.Context, db *sqlstore.DB, o *logsOptions, rep *logsReport, progress io.Writer) error {
 	st := audit.NewSQLStore(db)
 	spec := o.gen
@@ -239,7 +239,7 @@ func fill(ctx context.Context, db *sqlstore.DB, o *logsOptions, rep *logsReport,
 		_, err := db.Exec(ctx, `ANALYZE audit_logs`)
 		return err
 	}
-	written, err := writeAll(ctx, st, g, o.batch, o.writers, analyze, progress)
+	written, err := writeAll(ctx, st, analytics.NewRollups(db).Add, g, o.batch, o.writers, analyze, progress)
 	if err != nil {
 		return err
 	}
@@ -255,10 +255,10 @@ func fill(ctx context.Context, db *sqlstore.DB, o *logsOptions, rep *logsReport,
 	return nil
 }
 
-// writeAll writes every entry of g, batch at a time from writers
-// goroutines, runs analyze every 100,000 entries, and returns how many
-// were new.
-func writeAll(ctx context.Context, st *audit.SQLStore, g *generator, batch, writers int, analyze func() error, progress io.Writer) (int64, error) {
+// writeAll writes every entry of g with then in each transaction, batch at
+// a time from writers goroutines, runs analyze every 100,000 entries, and
+// returns how many were new.
+func writeAll(ctx context.Context, st *audit.SQLStore, then audit.Inserted, g *generator, batch, writers int, analyze func() error, progress io.Writer) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	n := g.spec.entries
@@ -286,7 +286,7 @@ func writeAll(ctx context.Context, st *audit.SQLStore, g *generator, batch, writ
 					}
 					recs = append(recs, r)
 				}
-				k, err := st.Write(ctx, recs, fillHook)
+				k, err := st.Write(ctx, recs, then)
 				if err != nil {
 					cancel(fmt.Errorf("writing batch %d: %w", b, err))
 					return

@@ -153,7 +153,8 @@ func TestMeasureQueries(t *testing.T) {
 }
 
 // fill writes the generated entries through audit.SQLStore.Write into the
-// monthly partitions, and the queries' samples come from them.
+// monthly partitions, with their rollups, and the queries' samples come
+// from them.
 func TestFillPostgres(t *testing.T) {
 	pg := os.Getenv("SVC_TEST_DATABASE_URL")
 	if pg == "" {
@@ -190,6 +191,11 @@ func TestFillPostgres(t *testing.T) {
 	}
 	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_logs_default`).Scan(&parts); err != nil || parts != 0 {
 		t.Errorf("entries in the default partition: %d, %v", parts, err)
+	}
+	// The rollups were written with the entries: each counted once a day.
+	var rolled int64
+	if err := db.QueryRow(ctx, `SELECT COALESCE(SUM(requests), 0) FROM analytics_models WHERE grain = 86400`).Scan(&rolled); err != nil || rolled != 2500 {
+		t.Errorf("requests in the day rollups: got %d, %v; want 2500", rolled, err)
 	}
 	qs, err := logQueries(ctx, db, 5)
 	if err != nil {

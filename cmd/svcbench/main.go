@@ -45,7 +45,10 @@
 // and its ratios to audit-off (SVC_AUDIT_ENABLED=false). audit-on is the
 // embedded default (spool, in-process bridge draining into SQLite);
 // audit-redis (with -redis and -postgres) runs proxy and management in one
-// process and the bridge in another, on Redis and a fresh PostgreSQL schema;
+// process and the bridge in another, on Redis and a fresh PostgreSQL schema
+// (audit-redis-nodrain: the same without the bridge process, so nothing
+// drains while the load runs), both compared with audit-redis-off, that
+// setup with audit off;
 // alerts-hang is audit-on with SVC_SLACK_WEBHOOK_URL at a local receiver that
 // never answers and SVC_ALERT_SLOW_MS=1, compared with audit-on:
 //
@@ -258,7 +261,7 @@ func (o *options) parseVariants(list string) error {
 	if list == "all" {
 		names := []string{variantAuditOff, variantAuditOn}
 		if o.redisURL != "" && o.postgresURL != "" {
-			names = append(names, variantAuditRedis)
+			names = append(names, variantRedisOff, variantAuditRedis, variantNoDrain)
 		}
 		list = strings.Join(append(names, variantAlertsHang), ",")
 	}

@@ -22,8 +22,9 @@ import (
 // in one run: each variant a fresh svc (or two processes, for the split
 // one), in rounds, the order of the variants rotating from round to
 // round, each svc phase with its own direct phase just before it. The
-// figures to read are the medians over the rounds, and the ratios to the
-// reference variant (audit-off).
+// figures to read are the medians over the rounds, and the ratios to each
+// variant's reference (variantRefs): audit-off for audit-on,
+// audit-redis-off for the Redis variants, audit-on for alerts-hang.
 
 // Variant names.
 const (
@@ -31,15 +32,32 @@ const (
 	variantAuditOn    = "audit-on"    // the embedded default: spool, in-process bridge into SQLite
 	variantAuditRedis = "audit-redis" // Redis + PostgreSQL: proxy and management, and a bridge process
 	variantAlertsHang = "alerts-hang" // audit-on with a Slack webhook that never answers, every request slow
+	// audit-redis without the bridge process: entries spooled and
+	// forwarded to Redis, nothing drains them while the load runs (the
+	// request path's cost without the draining's).
+	variantNoDrain = "audit-redis-nodrain"
+	// audit-redis's setup with audit off: the reference of the Redis
+	// variants, whose KV store and database differ from the embedded one.
+	variantRedisOff = "audit-redis-off"
 )
 
-var variantNames = []string{variantAuditOff, variantAuditOn, variantAuditRedis, variantAlertsHang}
+var variantNames = []string{variantAuditOff, variantAuditOn, variantRedisOff, variantAuditRedis, variantNoDrain, variantAlertsHang}
+
+// variantRefs are the variants each one is compared with, when it ran;
+// otherwise a variant is compared with audit-off, or the first one.
+var variantRefs = map[string]string{
+	variantAuditOn:    variantAuditOff,
+	variantAuditRedis: variantRedisOff,
+	variantNoDrain:    variantRedisOff,
+	variantAlertsHang: variantAuditOn,
+}
 
 // variant is one setting of svc.
 type variant struct {
 	name  string
 	env   []string // svc's settings beyond the defaults
-	split bool     // Redis + PostgreSQL, SERVICE_TYPE=proxy,api-server and a bridge process
+	split bool     // Redis + PostgreSQL, SERVICE_TYPE=proxy,api-server …
+	drain bool     // … and a bridge process
 	hang  bool     // SVC_SLACK_WEBHOOK_URL is the hanging receiver
 }
 
@@ -58,11 +76,14 @@ func parseVariants(list string, redisURL, pgURL string) ([]variant, error) {
 		case variantAuditOff:
 			v.env = []string{"SVC_AUDIT_ENABLED=false"}
 		case variantAuditOn:
-		case variantAuditRedis:
+		case variantAuditRedis, variantNoDrain, variantRedisOff:
 			if redisURL == "" || pgURL == "" {
-				return nil, errors.New("-variants: audit-redis needs -redis and -postgres")
+				return nil, fmt.Errorf("-variants: %s needs -redis and -postgres", name)
 			}
-			v.split = true
+			v.split, v.drain = true, name == variantAuditRedis
+			if name == variantRedisOff {
+				v.env = []string{"SVC_AUDIT_ENABLED=false"}
+			}
 		case variantAlertsHang:
 			// The lowest threshold config allows: every request of a
 			// millisecond or more is slow. The watch raises one
@@ -202,7 +223,7 @@ func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookU
 			}
 		}()
 		spec.extraEnv = append(env, spec.extraEnv...)
-		spec.serviceType, spec.bridge = "proxy,api-server", true
+		spec.serviceType, spec.bridge = "proxy,api-server", v.drain
 	}
 	gw, err := startGateway(ctx, spec)
 	if err != nil {

@@ -10,9 +10,8 @@ import (
 
 // variantMedian sums up one variant in one scenario over the rounds.
 // Figures are medians over the rounds, in milliseconds; the ratios are
-// medians of the per-round ratios to the reference variant measured in the
-// same round (0 for the reference itself), and for alerts-hang to audit-on
-// when it ran.
+// medians of the per-round ratios to the variant's reference (variantRefs;
+// else the run's) measured in the same round, 0 for the reference itself.
 type variantMedian struct {
 	Variant          string  `json:"variant"`
 	Mode             string  `json:"mode"`
@@ -79,8 +78,8 @@ func summarize(rep *variantReport) []variantMedian {
 	for _, s := range scenarios {
 		for _, v := range rep.Variants {
 			versus := rep.Reference
-			if v == variantAlertsHang && slices.Contains(rep.Variants, variantAuditOn) {
-				versus = variantAuditOn
+			if ref, ok := variantRefs[v]; ok && slices.Contains(rep.Variants, ref) {
+				versus = ref
 			}
 			m := variantMedian{Variant: v, Mode: s.mode, Concurrency: s.c, BridgeWritten: -1}
 			if v != versus {

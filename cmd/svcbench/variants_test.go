@@ -33,7 +33,7 @@ func TestParseVariantFlags(t *testing.T) {
 	}{
 		{[]string{"-variants", "audit-off, audit-on"}, []string{"audit-off", "audit-on"}},
 		{[]string{"-variants", "all"}, []string{"audit-off", "audit-on", "alerts-hang"}},
-		{[]string{"-variants", "all", "-redis", "redis://h", "-postgres", "postgres://h/db"}, []string{"audit-off", "audit-on", "audit-redis", "alerts-hang"}},
+		{[]string{"-variants", "all", "-redis", "redis://h", "-postgres", "postgres://h/db"}, []string{"audit-off", "audit-on", "audit-redis-off", "audit-redis", "audit-redis-nodrain", "alerts-hang"}},
 		{[]string{"-variants", "audit-redis,audit-off", "-redis", "redis://h", "-postgres", "postgres://h/db", "-rounds", "1"}, []string{"audit-redis", "audit-off"}},
 	} {
 		o, err := parseFlags(tt.args, &bytes.Buffer{})
@@ -52,12 +52,19 @@ func TestParseVariantFlags(t *testing.T) {
 	if v := o.variants[1]; !v.hang || !slicesHas(v.env, "SVC_ALERT_SLOW_MS=1") {
 		t.Errorf("alerts-hang: %+v", v)
 	}
-	if v := o.variants[2]; !v.split {
+	if v := o.variants[2]; !v.split || !v.drain {
 		t.Errorf("audit-redis: %+v", v)
+	}
+	o, _ = parseFlags([]string{"-variants", "audit-redis-nodrain,audit-redis-off", "-redis", "r", "-postgres", "p"}, &bytes.Buffer{})
+	if v := o.variants[0]; !v.split || v.drain || len(v.env) != 0 {
+		t.Errorf("audit-redis-nodrain: %+v", v)
+	}
+	if v := o.variants[1]; !v.split || v.drain || !slicesHas(v.env, "SVC_AUDIT_ENABLED=false") {
+		t.Errorf("audit-redis-off: %+v", v)
 	}
 	for _, args := range [][]string{
 		{"-variants", "audit-of"}, {"-variants", "audit-on,audit-on"}, {"-variants", "audit-redis"},
-		{"-variants", "audit-redis", "-redis", "redis://h"}, {"-variants", "audit-on", "-rounds", "0"},
+		{"-variants", "audit-redis", "-redis", "redis://h"}, {"-variants", "audit-redis-nodrain"}, {"-variants", "audit-on", "-rounds", "0"},
 		{"-variants", "audit-on", "-gateway", "http://h:1", "-vkey", "k"}, {"-variants", "audit-on", "-fake-inprocess"},
 		{"-variants", "audit-on", "-cpuprofile-svc", "p"}, {"-variants", "audit-on,"},
 	} {
@@ -191,13 +198,14 @@ func TestRunVariantSplit(t *testing.T) {
 	before := benchSchemas(t, pg)
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-svc-bin", os.Args[0], "-svc-env", fakeSvcEnv + "=1", "-redis", rd, "-postgres", pg,
-		"-variants", "audit-redis", "-rounds", "1", "-n", "10", "-warmup", "0", "-c", "1", "-modes", "stream"}, &out, &errOut)
+		"-variants", "audit-redis,audit-redis-nodrain", "-rounds", "1", "-n", "10", "-warmup", "0", "-c", "1", "-modes", "stream"}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
 	}
-	// The fake bridge process served /api/hybrid: it was started, apart.
-	if !strings.Contains(out.String(), "audit-redis: the bridge wrote per run 0 (backlog 0)") {
-		t.Errorf("no word of the bridge process:\n%s", &out)
+	// The fake bridge process served /api/hybrid: it was started, apart,
+	// for audit-redis only.
+	if !strings.Contains(out.String(), "audit-redis: the bridge wrote per run 0 (backlog 0)") || strings.Contains(out.String(), "audit-redis-nodrain: the bridge") {
+		t.Errorf("bridge processes:\n%s", &out)
 	}
 	for s := range benchSchemas(t, pg) {
 		if !before[s] {
