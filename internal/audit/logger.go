@@ -120,14 +120,16 @@ func (l *Logger) Close() {
 }
 
 // forward moves the spool's entries to the hot tier until Close, then once
-// more. A hot tier that fails is retried with backoff (up to 5 s); the
-// entries wait in the spool, which is the bounded local spill.
+// more: a batch every FlushInterval (at once again after a full batch), so
+// entries move in batches, not one XADD per request. A hot tier that fails
+// is retried with backoff (up to 5 s); the entries wait in the spool, which
+// is the bounded local spill.
 func (l *Logger) forward() {
 	defer close(l.done)
 	backoff := l.opt.FlushInterval
 	for {
-		moved, err := l.forwardOnce(context.Background(), l.opt.FlushInterval)
-		wait := time.Duration(0)
+		moved, err := l.forwardOnce(context.Background(), 0)
+		wait := l.opt.FlushInterval
 		switch {
 		case err != nil:
 			if l.m != nil {
@@ -135,8 +137,8 @@ func (l *Logger) forward() {
 			}
 			l.log.Warn("audit forward to the hot tier failed; entries wait in the spool", "err", err, "retry_in", backoff)
 			wait, backoff = backoff, min(backoff*2, 5*time.Second)
-		case moved == 0:
-			backoff = l.opt.FlushInterval
+		case moved == forwardBatch:
+			wait, backoff = 0, l.opt.FlushInterval
 		default:
 			backoff = l.opt.FlushInterval
 		}

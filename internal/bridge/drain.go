@@ -44,6 +44,11 @@ type Options struct {
 	Batch int
 	// Block is how long a read waits for new entries (default 200 ms).
 	Block time.Duration
+	// Linger is how long the bridge waits after a batch that was not full
+	// before it reads again, so entries are written in batches rather than
+	// one transaction per request (default 100 ms; negative: none).
+	// Reads of the log see unwritten entries anyway.
+	Linger time.Duration
 	// ClaimIdle is how long an entry delivered to another bridge may stay
 	// unacknowledged before this one takes it over (default 30 s).
 	ClaimIdle time.Duration
@@ -108,6 +113,9 @@ func New(hot store.Streams, sql Writer, m *metrics.Metrics, log *slog.Logger, op
 	if opt.Block <= 0 {
 		opt.Block = 200 * time.Millisecond
 	}
+	if opt.Linger == 0 {
+		opt.Linger = 100 * time.Millisecond
+	}
 	if opt.ClaimIdle <= 0 {
 		opt.ClaimIdle = 30 * time.Second
 	}
@@ -147,9 +155,15 @@ func (b *Bridge) Run(ctx context.Context) error {
 			b.maintain(ctx)
 			lastMaintain = now
 		}
-		_, err := b.DrainOnce(ctx)
+		n, err := b.DrainOnce(ctx)
 		if err == nil {
 			backoff = 100 * time.Millisecond
+			if n > 0 && n < b.opt.Batch && b.opt.Linger > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(b.opt.Linger):
+				}
+			}
 			continue
 		}
 		if ctx.Err() != nil {
