@@ -55,6 +55,9 @@ func TestMaintain(t *testing.T) {
 			}
 			return
 		}
+		if out.Analyzed != "audit_logs_p203106" {
+			t.Errorf("Analyzed = %q, want the current month's partition", out.Analyzed)
+		}
 		// May 2030 (cutoff's month) … September 2031 (3 ahead).
 		if len(out.Created) != 17 || out.Created[0] != "audit_logs_p203005" || out.Created[16] != "audit_logs_p203109" {
 			t.Errorf("Created = %v", out.Created)
