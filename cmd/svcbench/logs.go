@@ -109,18 +109,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "svcbench logs:", err)
 		return 1
 	}
-	writeLogsTable(stdout, rep)
-	if o.json {
-		fmt.Fprintln(stdout)
-		if err := writeJSON(stdout, rep); err != nil {
-			fmt.Fprintln(stderr, "svcbench logs:", err)
-			return 1
-		}
-	}
-	if rep.Failures > 0 {
-		return 1
-	}
-	return 0
+	return emit(stdout, stderr, o.json, rep, func(w io.Writer) error { writeLogsTable(w, rep); return nil }, rep.Failures)
 }
 
 // benchLogs fills the schema (unless it holds entries), then measures.

@@ -239,18 +239,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "svcbench:", err)
 		return 1
 	}
-	if err := writeTable(stdout, rep); err != nil {
+	return emit(stdout, stderr, o.json, rep, func(w io.Writer) error { return writeTable(w, rep) }, rep.Failures)
+}
+
+// emit prints a report as a table (and as JSON with -json) and returns the
+// run's exit code: 1 when it could not print or requests failed.
+func emit(stdout, stderr io.Writer, asJSON bool, rep any, table func(io.Writer) error, failures int) int {
+	if err := table(stdout); err != nil {
 		fmt.Fprintln(stderr, "svcbench:", err)
 		return 1
 	}
-	if o.json {
+	if asJSON {
 		fmt.Fprintln(stdout)
 		if err := writeJSON(stdout, rep); err != nil {
 			fmt.Fprintln(stderr, "svcbench:", err)
 			return 1
 		}
 	}
-	if rep.Failures > 0 {
+	if failures > 0 {
 		return 1
 	}
 	return 0
@@ -285,21 +291,7 @@ func runWithVariants(ctx context.Context, o *options, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "svcbench:", err)
 		return 1
 	}
-	if err := writeVariantsTable(stdout, rep); err != nil {
-		fmt.Fprintln(stderr, "svcbench:", err)
-		return 1
-	}
-	if o.json {
-		fmt.Fprintln(stdout)
-		if err := writeJSON(stdout, rep); err != nil {
-			fmt.Fprintln(stderr, "svcbench:", err)
-			return 1
-		}
-	}
-	if rep.Failures > 0 {
-		return 1
-	}
-	return 0
+	return emit(stdout, stderr, o.json, rep, func(w io.Writer) error { return writeVariantsTable(w, rep) }, rep.Failures)
 }
 
 // bench starts what it needs and runs every scenario.

@@ -315,13 +315,7 @@ func upsertChunks(ctx context.Context, tx *sqlstore.Tx, table string, cols []str
 func upsertQuery(table string, cols []string, nKey int, set []string, rows int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
-	row := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
+	b.WriteString(sqlstore.Placeholders(rows, "("+sqlstore.Placeholders(len(cols), "?")+")"))
 	b.WriteString(" ON CONFLICT (" + strings.Join(cols[:nKey], ", ") + ") DO UPDATE SET ")
 	assigned := make(map[string]bool, len(set))
 	for i, s := range set {

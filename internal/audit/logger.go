@@ -91,24 +91,30 @@ func (l *Logger) Record(e *Entry) {
 		l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err = l.opt.Spool.StreamAppend(ctx, HotLogKey, js)
+	// The spool is a local file write: no deadline (and no timer per
+	// request) to set up for it.
+	err = l.opt.Spool.StreamAppend(context.Background(), HotLogKey, js)
 	if err == nil {
 		return
 	}
-	if l.opt.Hot != nil {
-		if l.m != nil {
-			l.m.AuditDirect.Inc()
-		}
-		if herr := l.opt.Hot.StreamAppend(ctx, HotLogKey, js); herr == nil {
-			return
-		}
+	if l.opt.Hot != nil && l.direct(e, js) {
+		return
 	}
 	if l.m != nil {
 		l.m.AuditDropped.Inc()
 	}
 	l.log.Error("audit entry lost: the spool refused it and no hot tier took it", "request_id", e.RequestID, "err", err)
+}
+
+// direct writes js to the hot tier itself, the spool having refused it,
+// and reports whether the hot tier took it.
+func (l *Logger) direct(e *Entry, js []byte) bool {
+	if l.m != nil {
+		l.m.AuditDirect.Inc()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return l.opt.Hot.StreamAppend(ctx, HotLogKey, js) == nil
 }
 
 // Close stops the forwarder after a last forward (bounded by ctx's
@@ -169,7 +175,18 @@ func (l *Logger) drain() {
 // forwardOnce moves up to forwardBatch entries (waiting up to block for
 // some) and returns how many.
 func (l *Logger) forwardOnce(ctx context.Context, block time.Duration) (int, error) {
-	es, err := l.opt.Spool.StreamRead(ctx, HotLogKey, forwardGroup, l.opt.Consumer, forwardBatch, time.Minute, block)
+	return Move(ctx, l.opt.Spool, forwardGroup, l.opt.Consumer, l.opt.Hot, forwardBatch, block)
+}
+
+// Move moves up to n entries of the hot-tier stream from one store to
+// another: read as consumer of group in from (waiting up to block for
+// some), appended to to (bounded by 5 s), then acknowledged in from — so an
+// entry is in one of the two at every moment, and in both only until the
+// acknowledgement (at least once). It returns how many it moved. The
+// forwarder moves a spool to Redis with it; a starting process moves a
+// dead process's spool into its own.
+func Move(ctx context.Context, from Streams, group, consumer string, to Streams, n int, block time.Duration) (int, error) {
+	es, err := from.StreamRead(ctx, HotLogKey, group, consumer, n, time.Minute, block)
 	if err != nil || len(es) == 0 {
 		return 0, err
 	}
@@ -178,12 +195,12 @@ func (l *Logger) forwardOnce(ctx context.Context, block time.Duration) (int, err
 	for i, e := range es {
 		vals[i], ids[i] = e.Value, e.ID
 	}
-	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := l.opt.Hot.StreamAppend(hctx, HotLogKey, vals...); err != nil {
+	if err := to.StreamAppend(tctx, HotLogKey, vals...); err != nil {
 		return 0, err
 	}
-	if err := l.opt.Spool.StreamAck(ctx, HotLogKey, forwardGroup, ids...); err != nil {
+	if err := from.StreamAck(ctx, HotLogKey, group, ids...); err != nil {
 		return 0, err
 	}
 	return len(es), nil

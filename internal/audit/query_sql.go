@@ -130,7 +130,7 @@ func (s *SQLStore) StoredIDs(ctx context.Context, ids []string) (map[string]bool
 			args[i] = sqlstore.EscapeText(id)
 		}
 		rows, err := s.db.Query(ctx, `SELECT request_id FROM audit_logs WHERE request_id IN (`+
-			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...)
+			sqlstore.Placeholders(len(chunk), "?")+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("audit: stored ids: %w", err)
 		}

@@ -260,12 +260,7 @@ func (s *SQLStore) insertLogsQuery(rows int) string {
 	} else {
 		b.WriteString(`VALUES `)
 	}
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(logPlaceholders)
-	}
+	b.WriteString(sqlstore.Placeholders(rows, logPlaceholders))
 	if s.db.Dialect() == sqlstore.DialectPostgres {
 		b.WriteString(`) AS v (` + logColumns + `) WHERE NOT EXISTS (SELECT 1 FROM audit_logs a WHERE a.request_id = v.request_id)`)
 	}

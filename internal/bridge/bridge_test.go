@@ -122,17 +122,24 @@ func appendVals(t *testing.T, hot store.Streams, vals [][]byte) {
 // drainAll runs DrainOnce until the hot tier's backlog is empty.
 func drainAll(t *testing.T, b *bridge.Bridge, hot store.Streams) {
 	t.Helper()
+	if err := drained(t.Context(), b, hot); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drained is drainAll for goroutines (which must not call t.Fatal).
+func drained(ctx context.Context, b *bridge.Bridge, hot store.Streams) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := b.DrainOnce(t.Context()); err != nil {
+		if _, err := b.DrainOnce(ctx); err != nil {
 			continue
 		}
-		info, err := hot.StreamInfo(t.Context(), audit.HotLogKey, audit.BridgeGroup)
+		info, err := hot.StreamInfo(ctx, audit.HotLogKey, audit.BridgeGroup)
 		if err == nil && info.Backlog() == 0 {
-			return
+			return nil
 		}
 	}
-	t.Fatal("the backlog did not drain within 30s")
+	return errors.New("the backlog did not drain within 30s")
 }
 
 // stored returns how many times each of ids is stored.
@@ -220,7 +227,9 @@ func TestTwoBridgesOneStream(t *testing.T) {
 			defer wg.Done()
 			b := bridge.New(hot, audit.NewSQLStore(storetest.OpenSQL(t, url)), nil, quiet, bridge.Options{
 				Consumer: fmt.Sprintf("bridge-%d", i), Batch: 128, Block: time.Millisecond})
-			drainAll(t, b, hot)
+			if err := drained(t.Context(), b, hot); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()

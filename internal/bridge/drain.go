@@ -298,10 +298,7 @@ func (b *Bridge) check(ctx context.Context) {
 		return
 	}
 	now := b.opt.Now()
-	lag := time.Duration(0)
-	if !info.OldestUnacked.IsZero() {
-		lag = max(now.Sub(info.OldestUnacked), 0)
-	}
+	lag := info.Lag(now)
 	if b.m != nil {
 		b.m.BridgeBacklog.Set(float64(info.Backlog()))
 		b.m.BridgeLag.Set(lag.Seconds())

@@ -11,6 +11,7 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/store"
 )
 
 // API is the bridge's HTTP surface: /api/redis, /api/hybrid and the
@@ -96,16 +97,23 @@ type Consumer struct {
 	IdleS   float64 `json:"idle_s"`
 }
 
-func (a *API) redis(r *http.Request) (any, error) {
+// hotInfo is the hot tier's state, or the error both routes answer.
+func (a *API) hotInfo(r *http.Request) (store.StreamInfo, error) {
 	info, err := a.Bridge.hot.StreamInfo(r.Context(), audit.HotLogKey, audit.BridgeGroup)
 	if err != nil {
-		return nil, apierr.Wrap(apierr.Unavailable, "hot_tier_unavailable", "could not read the hot log tier", err)
+		return info, apierr.Wrap(apierr.Unavailable, "hot_tier_unavailable", "could not read the hot log tier", err)
+	}
+	return info, nil
+}
+
+func (a *API) redis(r *http.Request) (any, error) {
+	info, err := a.hotInfo(r)
+	if err != nil {
+		return nil, err
 	}
 	out := RedisStatus{Success: true, Stream: audit.HotLogKey, Group: audit.BridgeGroup, Length: info.Length,
-		Pending: info.Pending, Undelivered: info.Undelivered, Backlog: info.Backlog(), Consumers: []Consumer{}}
-	if !info.OldestUnacked.IsZero() {
-		out.OldestPendingAgeS = max(a.Now().Sub(info.OldestUnacked).Seconds(), 0)
-	}
+		Pending: info.Pending, Undelivered: info.Undelivered, Backlog: info.Backlog(), Consumers: []Consumer{},
+		OldestPendingAgeS: info.Lag(a.Now()).Seconds()}
 	for _, c := range info.Consumers {
 		out.Consumers = append(out.Consumers, Consumer{Name: c.Name, Pending: c.Pending, IdleS: c.Idle.Seconds()})
 	}
@@ -129,9 +137,9 @@ type HybridStatus struct {
 }
 
 func (a *API) hybrid(r *http.Request) (any, error) {
-	info, err := a.Bridge.hot.StreamInfo(r.Context(), audit.HotLogKey, audit.BridgeGroup)
+	info, err := a.hotInfo(r)
 	if err != nil {
-		return nil, apierr.Wrap(apierr.Unavailable, "hot_tier_unavailable", "could not read the hot log tier", err)
+		return nil, err
 	}
 	_, total, err := a.Store.QueryLogs(r.Context(), audit.Query{Limit: 1})
 	if err != nil {
@@ -143,8 +151,6 @@ func (a *API) hybrid(r *http.Request) (any, error) {
 	if lw := out.Bridge.LastWrite; !lw.IsZero() {
 		out.LongTerm.LastWrite = &lw
 	}
-	if !info.OldestUnacked.IsZero() {
-		out.LagS = max(a.Now().Sub(info.OldestUnacked).Seconds(), 0)
-	}
+	out.LagS = info.Lag(a.Now()).Seconds()
 	return out, nil
 }

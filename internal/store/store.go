@@ -301,6 +301,15 @@ type StreamInfo struct {
 // Backlog is the number of entries not acknowledged.
 func (i StreamInfo) Backlog() int64 { return i.Pending + i.Undelivered }
 
+// Lag is the age at now of the oldest entry not acknowledged (0 when there
+// is none).
+func (i StreamInfo) Lag(now time.Time) time.Duration {
+	if i.OldestUnacked.IsZero() {
+		return 0
+	}
+	return max(now.Sub(i.OldestUnacked), 0)
+}
+
 // StreamConsumer is one consumer of a group.
 type StreamConsumer struct {
 	Name    string

@@ -58,22 +58,11 @@ func (s *System) adopt(parent string, opt spool.Options, sp *spool.Spool) {
 	for _, o := range orphans {
 		moved := 0
 		for {
-			es, err := o.StreamRead(ctx, audit.HotLogKey, "adopt", "adopt", 512, 0, 0)
-			if err != nil || len(es) == 0 {
+			n, err := audit.Move(ctx, o, "adopt", "adopt", sp, 512, 0)
+			if err != nil || n == 0 {
 				break
 			}
-			vals := make([][]byte, len(es))
-			ids := make([]string, len(es))
-			for i, e := range es {
-				vals[i], ids[i] = e.Value, e.ID
-			}
-			if err := sp.Append(vals...); err != nil {
-				break
-			}
-			if err := o.StreamAck(ctx, audit.HotLogKey, "adopt", ids...); err != nil {
-				break
-			}
-			moved += len(es)
+			moved += n
 		}
 		if err := o.Remove(); err != nil {
 			s.Log.Warn("audit spool: orphan not fully adopted; retried at the next start", "dir", o.Dir(), "moved", moved, "err", err)
@@ -220,11 +209,7 @@ func newBridge(s *System) (*app.Service, error) {
 	}
 	beat := beats.Component(config.Bridge, func() map[string]any {
 		st := b.Status()
-		lag := 0.0
-		if !st.Hot.OldestUnacked.IsZero() {
-			lag = max(time.Since(st.Hot.OldestUnacked).Seconds(), 0)
-		}
-		d := map[string]any{"lag_seconds": lag, "backlog": st.Hot.Backlog(), "written": st.Written}
+		d := map[string]any{"lag_seconds": st.Hot.Lag(time.Now()).Seconds(), "backlog": st.Hot.Backlog(), "written": st.Written}
 		if !st.LastWrite.IsZero() {
 			d["last_write"] = st.LastWrite
 		}

@@ -72,7 +72,7 @@ func (c *Counters) SaveCounters(ctx context.Context, set []memkv.Counter, gone [
 			args = append(args, []byte(cnt.Key), cnt.Value, expires)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO kv_counters (key, value, expires_at) VALUES `+
-			placeholders(len(batch), "(?, ?, ?)")+
+			Placeholders(len(batch), "(?, ?, ?)")+
 			` ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, args...); err != nil {
 			return fmt.Errorf("sqlstore: save counters: %w", err)
 		}
@@ -84,7 +84,7 @@ func (c *Counters) SaveCounters(ctx context.Context, set []memkv.Counter, gone [
 		for i, k := range batch {
 			args[i] = []byte(k)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM kv_counters WHERE key IN (`+placeholders(len(batch), "?")+`)`, args...); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM kv_counters WHERE key IN (`+Placeholders(len(batch), "?")+`)`, args...); err != nil {
 			return fmt.Errorf("sqlstore: save counters: delete: %w", err)
 		}
 	}
@@ -97,8 +97,9 @@ func (c *Counters) SaveCounters(ctx context.Context, set []memkv.Counter, gone [
 	return nil
 }
 
-// placeholders returns n copies of one, comma-separated.
-func placeholders(n int, one string) string {
+// Placeholders returns n copies of one ("?" or a row such as "(?, ?)"),
+// comma-separated, for IN lists and multi-row INSERTs.
+func Placeholders(n int, one string) string {
 	return strings.TrimSuffix(strings.Repeat(one+", ", n), ", ")
 }
 
