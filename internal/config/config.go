@@ -103,6 +103,11 @@ type Config struct {
 	// ResponsesRetention (SVC_RESPONSES_RETENTION) is how long svc keeps
 	// the Responses API records that previous_response_id continues.
 	ResponsesRetention time.Duration
+	// ComplianceScanRetention (SVC_COMPLIANCE_SCAN_RETENTION) is how long
+	// the compliance component keeps a scan's record (its features, never
+	// its text) for feedback; baselines' hourly counts are kept at least
+	// 35 days.
+	ComplianceScanRetention time.Duration
 	// TraceContent (SVC_TRACE_CONTENT) adds the prompt and completion text,
 	// bounded, to the request spans exported when an OTLP endpoint
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
@@ -358,6 +363,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
 		TraceContent:       p.boolean("SVC_TRACE_CONTENT", false),
 	}
+	c.ComplianceScanRetention = p.duration("SVC_COMPLIANCE_SCAN_RETENTION", 30*24*time.Hour, time.Hour)
 	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
 	if c.HeartbeatInterval > time.Minute {
 		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
