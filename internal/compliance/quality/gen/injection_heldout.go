@@ -1,0 +1,8 @@
+package main
+
+var (
+	heldOutOverrides    []overrideSet
+	heldOutEncodedCores []string
+	heldOutInjections   []injGroup
+	heldOutBenign       []injGroup
+)
