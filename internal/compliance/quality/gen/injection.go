@@ -101,7 +101,7 @@ func injectionRows(r *rand.Rand, heldOut bool) []injRow {
 		encodedCores = heldOutEncodedCores
 	}
 	for _, s := range sets {
-		add("injection", "override", s.lang, "hand:override-combos", combos(r, s, 28)...)
+		add("injection", "override", s.lang, "hand:override-combos", combos(r, s, 24)...)
 	}
 	for _, g := range singles {
 		add(g.label, g.kind, g.lang, "hand", g.texts...)

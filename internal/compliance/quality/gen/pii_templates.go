@@ -83,7 +83,6 @@ var tuneTemplates = []template{
 	{"hand:mixed", "Write a polite reply to {PERSON} who says their SSN {SSN} was shown on the wrong statement."},
 	{"hand:mixed", "Extract the fields from: Name: {PERSON}; Email: {EMAIL}; Phone: {PHONE}; DOB: {DOB}"},
 	{"hand:mixed", "Fix the typo in this address line: {PERSON}, c/o {ORG}, {CITY}"},
-	{"hand:none", "How do I check my balance on my credit card?"},
 	{"hand:none", "What is the difference between an IBAN and a SWIFT code?"},
 	{"hand:none", "Our API rate limit is {NUM} requests per minute per key."},
 }

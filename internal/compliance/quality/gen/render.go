@@ -236,7 +236,7 @@ func (g *gen) dbURL(scheme string) string {
 	user := pick(r, []string{"app", "admin", "svc_reader", "etl", "billing", "root", "api_user", "report"})
 	pass := randStr(r, alnum, 10+r.IntN(14))
 	if r.IntN(3) == 0 {
-		pass = pick(r, []string{"Summer2024!", "hunter2", "p4ssw0rd", "S3cure#Pass", "changeme123", "Tr0ub4dor&3"})
+		pass = pick(r, []string{"Summer2024!", "hunter2", "p4ssw0rd", "S3cure!Pass", "changeme123", "Tr0ub4dor&3"})
 	}
 	host := pick(r, hosts)
 	db := pick(r, []string{"orders", "app", "analytics", "crm", "prod", "users", "0"})

@@ -70,7 +70,9 @@ func tuneSplit() *split {
 			func(r *rand.Rand, f, l string) string {
 				return lowerASCII(f) + "+" + pick(r, []string{"news", "billing", "test", "work"}) + "@" + pick(r, tuneDomains)
 			},
-			func(r *rand.Rand, f, l string) string { return lowerASCII(f) + itoa(r.IntN(100)) + "@" + pick(r, freemail) },
+			func(r *rand.Rand, f, l string) string {
+				return lowerASCII(f) + itoa(r.IntN(100)) + "@" + pick(r, freemail)
+			},
 		},
 		providers:  []string{"openai", "anthropic", "github", "slack-bot", "stripe", "google", "gitlab", "huggingface"},
 		ipv6Comp:   false,
@@ -94,9 +96,15 @@ func heldOutSplit() *split {
 		ssnSeps:     []string{"-", "-", " "},
 		emailShapes: []func(*rand.Rand, string, string) string{
 			func(r *rand.Rand, f, l string) string { return lowerASCII(f+"_"+l) + "@" + pick(r, heldOutDomains) },
-			func(r *rand.Rand, f, l string) string { return f + "." + l + "@" + strings.ToUpper(pick(r, heldOutDomains)[:1]) + pick(r, heldOutDomains)[1:] },
-			func(r *rand.Rand, f, l string) string { return lowerASCII(l+"-"+f[:1]) + "@mail." + pick(r, heldOutDomains) },
-			func(r *rand.Rand, f, l string) string { return lowerASCII(f[:1]+"."+l) + itoa(1960+r.IntN(45)) + "@" + pick(r, freemail) },
+			func(r *rand.Rand, f, l string) string {
+				return f + "." + l + "@" + strings.ToUpper(pick(r, heldOutDomains)[:1]) + pick(r, heldOutDomains)[1:]
+			},
+			func(r *rand.Rand, f, l string) string {
+				return lowerASCII(l+"-"+f[:1]) + "@mail." + pick(r, heldOutDomains)
+			},
+			func(r *rand.Rand, f, l string) string {
+				return lowerASCII(f[:1]+"."+l) + itoa(1960+r.IntN(45)) + "@" + pick(r, freemail)
+			},
 			func(r *rand.Rand, f, l string) string {
 				return pick(r, []string{"support", "billing", "hr", "it-helpdesk", "no-reply", "security"}) + "@" + pick(r, heldOutDomains)
 			},
