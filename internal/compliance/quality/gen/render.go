@@ -35,7 +35,6 @@ type split struct {
 	phoneCustom bool     // US numbers also as 415.555.0123, +1-415-555-0123
 	ssnSeps     []string
 	emailShapes []func(r *rand.Rand, first, last string) string
-	domains     []string
 	providers   []string
 	awsTemp     bool // ASIA… temporary access keys too
 	ipv6Comp    bool // IPv6 compressed ("::") rather than full
@@ -163,7 +162,11 @@ func (g *gen) value(tag string, people map[string][2]string) (string, string) {
 		if arg != "" {
 			p = arg
 		}
-		return apiKey(r, p), "API_KEY"
+		mk, ok := apiKeys[p]
+		if !ok {
+			return "{" + tag + "}", "" // caught by TestTemplates
+		}
+		return mk(r), "API_KEY"
 	case "AKID":
 		return awsAccessKey(r, s.awsTemp && r.IntN(3) == 0), "AWS_ACCESS_KEY"
 	case "AKSECRET":

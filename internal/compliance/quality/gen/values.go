@@ -328,41 +328,31 @@ func privateKey(r *rand.Rand, kind string) string {
 	return b.String()
 }
 
-// apiKey is a random token in the shape of provider's keys.
-func apiKey(r *rand.Rand, provider string) string {
-	switch provider {
-	case "openai":
+// apiKeys make random tokens in the shape of each provider's keys.
+var apiKeys = map[string]func(r *rand.Rand) string{
+	"openai": func(r *rand.Rand) string {
 		return "sk-proj-" + randStr(r, alnum+"-_", 56) + "T3BlbkFJ" + randStr(r, alnum+"-_", 56)
-	case "openai-legacy":
-		return "sk-" + randStr(r, alnum, 20) + "T3BlbkFJ" + randStr(r, alnum, 20)
-	case "anthropic":
-		return "sk-ant-api03-" + randStr(r, b64url, 93) + "AA"
-	case "github":
-		return "ghp_" + randStr(r, alnum, 36)
-	case "github-oauth":
-		return "gho_" + randStr(r, alnum, 36)
-	case "github-fine":
+	},
+	"openai-legacy": func(r *rand.Rand) string { return "sk-" + randStr(r, alnum, 20) + "T3BlbkFJ" + randStr(r, alnum, 20) },
+	"anthropic":     func(r *rand.Rand) string { return "sk-ant-api03-" + randStr(r, b64url, 93) + "AA" },
+	"github":        func(r *rand.Rand) string { return "ghp_" + randStr(r, alnum, 36) },
+	"github-oauth":  func(r *rand.Rand) string { return "gho_" + randStr(r, alnum, 36) },
+	"github-fine": func(r *rand.Rand) string {
 		return "github_pat_" + randStr(r, upperNum, 22) + "_" + randStr(r, alnum, 59)
-	case "slack-bot":
+	},
+	"slack-bot": func(r *rand.Rand) string {
 		return fmt.Sprintf("xoxb-%d-%d-%s", 1000000000+r.IntN(900000000), 1000000000000+r.Int64N(900000000000), randStr(r, alnum, 24))
-	case "slack-user":
+	},
+	"slack-user": func(r *rand.Rand) string {
 		return fmt.Sprintf("xoxp-%d-%d-%d-%s", 1000000000+r.IntN(900000000), 1000000000+r.IntN(900000000), 1000000000000+r.Int64N(900000000000), randStr(r, hexLower, 32))
-	case "stripe":
-		return "sk_live_" + randStr(r, alnum, 24+r.IntN(76))
-	case "stripe-restricted":
-		return "rk_live_" + randStr(r, alnum, 24+r.IntN(76))
-	case "google":
-		return "AIza" + randStr(r, alnum+"-_", 35)
-	case "gitlab":
-		return "glpat-" + randStr(r, alnum+"-_", 20)
-	case "huggingface":
-		return "hf_" + randStr(r, alnum, 34)
-	case "sendgrid":
-		return "SG." + randStr(r, b64url, 22) + "." + randStr(r, b64url, 43)
-	case "npm":
-		return "npm_" + randStr(r, alnum, 36)
-	}
-	panic("unknown provider " + provider) // generator bug, not input
+	},
+	"stripe":            func(r *rand.Rand) string { return "sk_live_" + randStr(r, alnum, 24+r.IntN(76)) },
+	"stripe-restricted": func(r *rand.Rand) string { return "rk_live_" + randStr(r, alnum, 24+r.IntN(76)) },
+	"google":            func(r *rand.Rand) string { return "AIza" + randStr(r, alnum+"-_", 35) },
+	"gitlab":            func(r *rand.Rand) string { return "glpat-" + randStr(r, alnum+"-_", 20) },
+	"huggingface":       func(r *rand.Rand) string { return "hf_" + randStr(r, alnum, 34) },
+	"sendgrid":          func(r *rand.Rand) string { return "SG." + randStr(r, b64url, 22) + "." + randStr(r, b64url, 43) },
+	"npm":               func(r *rand.Rand) string { return "npm_" + randStr(r, alnum, 36) },
 }
 
 // awsAccessKey is an access key ID: AKIA (long-term) or ASIA (temporary)
