@@ -19,7 +19,7 @@ var naivePatterns = []struct {
 	{detect.CreditCard, regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`)},
 	{detect.IBAN, regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)},
 	{detect.IPAddress, regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)},
-	{detect.Phone, regexp.MustCompile(`\+?\(?\d{1,4}\)?[ .-]?\d{2,4}[ .-]?\d{3,4}[ .-]?\d{0,4}`)},
+	{detect.Phone, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\d{2,4}\)?[ .-]?\d{3,4}[ .-]?\d{3,5}\b`)},
 	{detect.APIKey, regexp.MustCompile(`\b(?:sk|pk|rk|ghp|gho|xox[bp]|AIza|glpat|hf|SG|npm)[-_.][A-Za-z0-9_.\-]{10,}`)},
 	{detect.AWSAccessKey, regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
 	{detect.AWSSecretKey, regexp.MustCompile(`\b[A-Za-z0-9/+]{40}\b`)},

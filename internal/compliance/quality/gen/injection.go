@@ -107,16 +107,17 @@ func injectionRows(r *rand.Rand, heldOut bool) []injRow {
 		add(g.label, g.kind, g.lang, "hand", g.texts...)
 	}
 	// encoded payloads: the same kind of override, hidden four ways.
-	for i, c := range encodedCores {
+	for i, lc := range encodedCores {
+		lang, c := lc[0], lc[1]
 		switch i % 4 {
 		case 0:
-			add("injection", "encoded_base64", "en", "hand:encoded", pick(r, b64Frames(heldOut))+encodeB64(c))
+			add("injection", "encoded_base64", lang, "hand:encoded", pick(r, b64Frames(heldOut))+encodeB64(c))
 		case 1:
-			add("injection", "encoded_hex", "en", "hand:encoded", pick(r, hexFrames(heldOut))+encodeHex(c))
+			add("injection", "encoded_hex", lang, "hand:encoded", pick(r, hexFrames(heldOut))+encodeHex(c))
 		case 2:
-			add("injection", "homoglyph", "en", "hand:encoded", homoglyphs(r, c))
+			add("injection", "homoglyph", lang, "hand:encoded", homoglyphs(r, c))
 		default:
-			add("injection", "zero_width", "en", "hand:encoded", zeroWidth(r, c))
+			add("injection", "zero_width", lang, "hand:encoded", zeroWidth(r, c))
 		}
 	}
 	for _, g := range benign {
