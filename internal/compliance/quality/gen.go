@@ -1,0 +1,3 @@
+package quality
+
+//go:generate go run ./gen -out testdata
