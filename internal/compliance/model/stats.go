@@ -11,7 +11,7 @@ import (
 // Metrics are a classifier's counts and rates at Threshold on a labelled
 // set (risky = positive). Rates with a zero denominator are 0.
 type Metrics struct {
-	N, TP, FP, TN, FN                int
+	N, TP, FP, TN, FN               int
 	Accuracy, Precision, Recall, F1 float64
 }
 
