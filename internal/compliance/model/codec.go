@@ -1,13 +1,13 @@
 package model
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
 
 // ErrMalformed is wrapped by the errors of Decode and of the weights
@@ -221,44 +221,90 @@ func parseWeights(p []byte) (*weightsFile, error) {
 	return f, nil
 }
 
-// Held-out files (heldout.bin): the built-in held-out split's feature
-// vectors, zstd-compressed:
+// Held-out files (heldout.bin): the built-in held-out split's rows, their
+// text and findings (featurized when measured: their vectors would take
+// several times the space), zstd-compressed:
 //
 //	"SVCRISKH" | format u32 | data hash [32] | count u32 |
-//	count × (label u8 | length uvarint | Encode(vector))
+//	count × (label u8 | text length uvarint | text | finding count uvarint |
+//	         that many × (type length uvarint | type | start uvarint |
+//	                      end uvarint | score float64 bits u64))
 const (
-	heldoutMagic  = "SVCRISKH"
-	heldoutFormat = 1
-	maxHeldout    = 100_000
-	maxHeldoutRaw = 256 << 20
+	heldoutMagic    = "SVCRISKH"
+	heldoutFormat   = 2
+	maxHeldout      = 100_000
+	maxHeldoutRaw   = 64 << 20
+	maxHeldoutText  = maxLine
+	maxHeldoutFinds = 10_000
+	maxTypeLen      = 64
 )
 
-// example is one labelled vector.
+// example is one labelled row: its vector, and for held-out rows the text
+// and findings it came from.
 type example struct {
-	v     Vector
-	risky bool
+	v        Vector
+	risky    bool
+	group    int // for training: the set's index × 2 + risky
+	text     string
+	findings []detect.Finding
 }
 
-func encodeHeldout(dataHash [32]byte, xs []example) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(heldoutMagic)
-	b.Write(binary.LittleEndian.AppendUint32(nil, heldoutFormat))
-	b.Write(dataHash[:])
-	b.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(xs))))
+func encodeHeldout(dataHash [32]byte, xs []example) []byte {
+	b := []byte(heldoutMagic)
+	b = binary.LittleEndian.AppendUint32(b, heldoutFormat)
+	b = append(b, dataHash[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(xs)))
 	for _, x := range xs {
-		e, err := Encode(x.v)
-		if err != nil {
-			return nil, err
-		}
 		label := byte(0)
 		if x.risky {
 			label = 1
 		}
-		b.WriteByte(label)
-		b.Write(binary.AppendUvarint(nil, uint64(len(e))))
-		b.Write(e)
+		b = append(b, label)
+		b = binary.AppendUvarint(b, uint64(len(x.text)))
+		b = append(b, x.text...)
+		b = binary.AppendUvarint(b, uint64(len(x.findings)))
+		for _, f := range x.findings {
+			b = binary.AppendUvarint(b, uint64(len(f.Type)))
+			b = append(b, f.Type...)
+			b = binary.AppendUvarint(b, uint64(f.Start))
+			b = binary.AppendUvarint(b, uint64(f.End))
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.Score))
+		}
 	}
-	return zenc.EncodeAll(b.Bytes(), nil), nil
+	return zenc.EncodeAll(b, nil)
+}
+
+// heldoutReader reads a held-out file's payload, remembering the first
+// error.
+type heldoutReader struct {
+	p   []byte
+	err error
+}
+
+func (r *heldoutReader) uvarint(limit uint64) int {
+	if r.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(r.p)
+	if k <= 0 || v > limit {
+		r.err = fmt.Errorf("%w: held-out set: bad number", ErrMalformed)
+		return 0
+	}
+	r.p = r.p[k:]
+	return int(v)
+}
+
+func (r *heldoutReader) bytes(n int) string {
+	if r.err != nil {
+		return ""
+	}
+	if n > len(r.p) {
+		r.err = fmt.Errorf("%w: held-out set: truncated", ErrMalformed)
+		return ""
+	}
+	s := string(r.p[:n])
+	r.p = r.p[n:]
+	return s
 }
 
 func decodeHeldout(z []byte) ([32]byte, []example, error) {
@@ -280,26 +326,35 @@ func decodeHeldout(z []byte) ([32]byte, []example, error) {
 	if n > maxHeldout {
 		return hash, nil, fmt.Errorf("%w: held-out set: %d rows", ErrMalformed, n)
 	}
-	p = p[48:]
-	xs := make([]example, 0, min(int(n), len(p)/3))
-	for i := range n {
-		if len(p) < 1 || p[0] > 1 {
-			return hash, nil, fmt.Errorf("%w: held-out set: row %d: bad label", ErrMalformed, i)
+	r := &heldoutReader{p: p[48:]}
+	xs := make([]example, 0, min(int(n), len(r.p)/3))
+	for i := 0; i < int(n) && r.err == nil; i++ {
+		label := r.uvarint(1) // one byte: 0 or 1
+		x := example{risky: label == 1}
+		x.text = r.bytes(r.uvarint(maxHeldoutText))
+		nf := r.uvarint(maxHeldoutFinds)
+		for range nf {
+			if r.err != nil {
+				break
+			}
+			f := detect.Finding{Type: detect.Type(r.bytes(r.uvarint(maxTypeLen)))}
+			f.Start, f.End = r.uvarint(uint64(len(x.text))), r.uvarint(uint64(len(x.text)))
+			bits := r.bytes(8)
+			if r.err == nil {
+				f.Score = math.Float64frombits(binary.LittleEndian.Uint64([]byte(bits)))
+				if f.Start >= f.End || !(f.Score >= 0 && f.Score <= 1) {
+					r.err = fmt.Errorf("%w: held-out set: row %d: bad finding", ErrMalformed, i)
+				}
+			}
+			x.findings = append(x.findings, f)
 		}
-		risky := p[0] == 1
-		l, k := binary.Uvarint(p[1:])
-		if k <= 0 || l > uint64(len(p)-1-k) {
-			return hash, nil, fmt.Errorf("%w: held-out set: row %d: bad length", ErrMalformed, i)
-		}
-		v, err := Decode(p[1+k : 1+k+int(l)])
-		if err != nil {
-			return hash, nil, fmt.Errorf("held-out set: row %d: %w", i, err)
-		}
-		xs = append(xs, example{v: v, risky: risky})
-		p = p[1+k+int(l):]
+		xs = append(xs, x)
 	}
-	if len(p) != 0 {
-		return hash, nil, fmt.Errorf("%w: held-out set: trailing bytes", ErrMalformed)
+	if r.err == nil && len(r.p) != 0 {
+		r.err = fmt.Errorf("%w: held-out set: trailing bytes", ErrMalformed)
+	}
+	if r.err != nil {
+		return hash, nil, r.err
 	}
 	return hash, xs, nil
 }

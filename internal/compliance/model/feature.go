@@ -442,32 +442,10 @@ func eachWord(b []byte, f func(bucket uint32, start, end int)) {
 	}
 }
 
-// eachChar calls f with the bucket of every character 3-, 4- and 5-gram of
-// the normalised text b, whose runes start at offs, and its byte span.
-func eachChar(b []byte, offs []int32, f func(bucket uint32, start, end int)) {
-	n := len(offs)
-	for i := 0; i+3 <= n; i++ {
-		start := int(offs[i])
-		h := fnvOffset
-		at := start
-		for k, seed := range [3]uint32{hashChar3, hashChar4, hashChar5} {
-			if i+3+k > n {
-				break
-			}
-			end := len(b)
-			if i+3+k < n {
-				end = int(offs[i+3+k])
-			}
-			for ; at < end; at++ {
-				h = (h ^ uint32(b[at])) * fnvPrime
-			}
-			f(bucket(h, seed), start, end)
-		}
-	}
-}
-
-// charBuckets appends to dst the bucket of every character n-gram of b, as
-// eachChar enumerates them, without a call per n-gram.
+// charBuckets appends to dst the bucket of every character 3-, 4- and
+// 5-gram (of runes, across word boundaries) of the normalised text b, whose
+// runes start at offs: for each rune in turn, its 3-, 4- and 5-gram as far
+// as the text goes (charGram maps a position back).
 func charBuckets(b []byte, offs []int32, dst []uint32) []uint32 {
 	n := len(offs)
 	for i := 0; i+3 <= n; i++ {
@@ -488,6 +466,26 @@ func charBuckets(b []byte, offs []int32, dst []uint32) []uint32 {
 		}
 	}
 	return dst
+}
+
+// charGram returns the rune index and length of the n-gram at position k of
+// charBuckets' output for a text of nr runes; i is -1 beyond the end.
+func charGram(k, nr int) (i, n int) {
+	full := max(0, nr-4) // runes followed by all three n-grams
+	if k < 3*full {
+		return k / 3, 3 + k%3
+	}
+	k -= 3 * full
+	for i := full; ; i++ {
+		c := min(3, nr-i-2) // n-grams starting at rune i
+		if c <= 0 {
+			return -1, 0
+		}
+		if k < c {
+			return i, 3 + k
+		}
+		k -= c
+	}
 }
 
 // bucket mixes the FNV hash h with a family seed (murmur3's finaliser) and
@@ -516,35 +514,38 @@ func featureNames(v Vector, idx []uint32) []string {
 			missing++
 		}
 	}
-	if missing == 0 || v.text == "" {
-		for k, i := range idx {
-			if names[k] == "" {
-				names[k] = "feature #" + strconv.Itoa(int(i))
-			}
+	if missing > 0 && v.text != "" {
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		s.buf = append(s.buf[:0], v.text...)
+		s.offs = s.offs[:0]
+		for i := range v.text {
+			s.offs = append(s.offs, int32(i))
 		}
-		return names
-	}
-	b := []byte(v.text)
-	find := func(kind string) func(h uint32, start, end int) {
-		return func(h uint32, start, end int) {
-			if missing == 0 {
-				return
-			}
+		eachWord(s.buf, func(h uint32, start, end int) {
 			for k, i := range idx {
 				if i == h && names[k] == "" {
-					names[k] = kind + " " + quoteGram(b[start:end])
+					names[k] = "word " + quoteGram(s.buf[start:end])
 					missing--
 				}
 			}
+		})
+		if missing > 0 {
+			s.chars = charBuckets(s.buf, s.offs, s.chars[:0])
+			for k, h := range idx {
+				if names[k] != "" {
+					continue
+				}
+				if at := slices.Index(s.chars, h); at >= 0 {
+					i, n := charGram(at, len(s.offs))
+					end := len(s.buf)
+					if i+n < len(s.offs) {
+						end = int(s.offs[i+n])
+					}
+					names[k] = "chars " + quoteGram(s.buf[s.offs[i]:end])
+				}
+			}
 		}
-	}
-	eachWord(b, find("word"))
-	if missing > 0 {
-		offs := make([]int32, 0, len(b))
-		for i := range v.text {
-			offs = append(offs, int32(i))
-		}
-		eachChar(b, offs, find("chars"))
 	}
 	for k, i := range idx {
 		if names[k] == "" {

@@ -177,18 +177,34 @@ func TestFeaturizeReadsMaxText(t *testing.T) {
 	}
 }
 
-// TestNamesMatchBuckets: every n-gram eachChar names falls into a bucket
-// charBuckets counts, in the same order, so explanations name the features
+// TestCharGram: charGram maps each position of charBuckets' output back to
+// the n-gram whose bucket it holds, so explanations name the features
 // Featurize made.
-func TestNamesMatchBuckets(t *testing.T) {
-	for _, text := range []string{"ignore previous instructions", "Grüße, ÄÖÜ 123", "ab", "\xff\xfeabc"} {
+func TestCharGram(t *testing.T) {
+	seeds := map[int]uint32{3: hashChar3, 4: hashChar4, 5: hashChar5}
+	for _, text := range []string{"ignore previous instructions", "Grüße, ÄÖÜ 123", "ab", "abc", "abcd", "abcde", "\xff\xfeabc"} {
 		s := new(scratch)
 		s.normalise(text, nil)
-		want := charBuckets(s.buf, s.offs, nil)
-		var got []uint32
-		eachChar(s.buf, s.offs, func(h uint32, start, end int) { got = append(got, h) })
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%q: eachChar and charBuckets differ (-charBuckets +eachChar):\n%s", text, d)
+		hs := charBuckets(s.buf, s.offs, nil)
+		for k, h := range hs {
+			i, n := charGram(k, len(s.offs))
+			if i < 0 || i+n > len(s.offs) {
+				t.Fatalf("%q: charGram(%d) = %d, %d: out of the text", text, k, i, n)
+			}
+			end := len(s.buf)
+			if i+n < len(s.offs) {
+				end = int(s.offs[i+n])
+			}
+			g := fnvOffset
+			for _, c := range s.buf[s.offs[i]:end] {
+				g = (g ^ uint32(c)) * fnvPrime
+			}
+			if got := bucket(g, seeds[n]); got != h {
+				t.Errorf("%q: position %d maps to %q, bucket %d, want %d", text, k, s.buf[s.offs[i]:end], got, h)
+			}
+		}
+		if i, _ := charGram(len(hs), len(s.offs)); i != -1 {
+			t.Errorf("%q: charGram beyond the end = %d, want -1", text, i)
 		}
 	}
 }
@@ -213,6 +229,13 @@ func TestFeatureNames(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d names, want %d", len(got), len(want))
+	}
+	// A character n-gram is named by its characters.
+	s := new(scratch)
+	s.normalise("Ignore previous instructions", nil)
+	hs := charBuckets(s.buf, s.offs, nil)
+	if got := featureNames(v, hs[3:4]); got[0] != `chars "gno"` {
+		t.Errorf("name of the fourth character n-gram = %q, want %q", got[0], `chars "gno"`)
 	}
 	// A decoded vector has no text: its n-grams are numbered.
 	d, err := Decode(mustEncode(t, v))

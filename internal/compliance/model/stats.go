@@ -82,7 +82,7 @@ func (m *Model) Stats(ctx context.Context) (Stats, error) {
 		Version: st.version, UpdatedAt: st.updated,
 		Base: b.id, DataHash: fmt.Sprintf("%x", b.file.dataHash),
 		TrainingRows: int(b.file.rows), TrainingRisky: int(b.file.risky), HeldoutRows: len(b.heldout),
-		Builtin: evaluate(st.w, b.heldout),
+		Builtin: m.builtinMetrics(st),
 	}
 	if m.db == nil {
 		return s, nil

@@ -56,7 +56,7 @@ func TestStats(t *testing.T) {
 		b := m.base
 		want := Stats{
 			Version: 4, Base: b.id, TrainingRows: int(b.file.rows), TrainingRisky: int(b.file.risky), HeldoutRows: len(b.heldout),
-			Builtin:        evaluate(m.cur.Load().w, b.heldout),
+			Builtin:        evaluateRows(m.cur.Load().w, b.heldout),
 			Feedback:       Metrics{N: 3, TP: 1, FN: 1, TN: 1, Accuracy: 2.0 / 3, Precision: 1, Recall: 0.5, F1: 2.0 / 3},
 			FeedbackEvents: 4, TrainedEvents: 1, HoldoutEvents: 3,
 		}

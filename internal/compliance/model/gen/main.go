@@ -42,10 +42,15 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	m := res.Metrics
 	fmt.Printf("gen: trained on %d rows (%d risky) from %s in %v; data %x\n",
 		res.Rows, res.Risky, *data, time.Since(start).Round(time.Millisecond), res.DataHash[:8])
-	fmt.Printf("gen: held-out %d rows: accuracy %.3f precision %.3f recall %.3f F1 %.3f (tp %d fp %d tn %d fn %d)\n",
-		m.N, m.Accuracy, m.Precision, m.Recall, m.F1, m.TP, m.FP, m.TN, m.FN)
+	for _, e := range []struct {
+		name string
+		m    model.Metrics
+	}{{"held-out, embedded (no findings)", res.Metrics}, {"held-out, gold findings", res.GoldMetrics}} {
+		m := e.m
+		fmt.Printf("gen: %s: %d rows: accuracy %.3f precision %.3f recall %.3f F1 %.3f (tp %d fp %d tn %d fn %d)\n",
+			e.name, m.N, m.Accuracy, m.Precision, m.Recall, m.F1, m.TP, m.FP, m.TN, m.FN)
+	}
 	fmt.Printf("gen: weights.bin %d bytes, heldout.bin %d bytes\n", len(res.Weights), len(res.Heldout))
 }
