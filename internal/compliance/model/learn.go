@@ -132,7 +132,7 @@ func containsNUL(s string) bool {
 // replica applies it on its next poll (Run).
 //
 // The event's influence is the reviewer's weight decayed and capped per
-// user: the user's k-th earlier event on a near-duplicate text (SimHash of
+// user (per organisation and user id): the user's k-th earlier event on a near-duplicate text (SimHash of
 // the features within nearDuplicateBits) gives weight/(1+k), and the
 // influences of a user's near-duplicate events sum to at most UserBudget.
 // One event moves its own text's logit by LearningRate × influence ×

@@ -37,6 +37,13 @@ type TrainConfig struct {
 	FindingsName string
 }
 
+// GenerateConfig is the configuration go generate trains with (package gen)
+// and TestEmbeddedWeightsAreUpToDate retrains with: the one place to plug
+// the detectors in (set Findings and FindingsName).
+func GenerateConfig(dir string) TrainConfig {
+	return TrainConfig{Dir: dir}
+}
+
 // TrainResult is what Train produces.
 type TrainResult struct {
 	// Weights is the weights file (weights.bin); Heldout the held-out

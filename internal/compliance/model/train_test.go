@@ -69,7 +69,7 @@ func TestEmbeddedWeightsAreUpToDate(t *testing.T) {
 	if hasSets(qualityDir) {
 		dir = qualityDir
 	}
-	res, err := Train(TrainConfig{Dir: dir})
+	res, err := Train(GenerateConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

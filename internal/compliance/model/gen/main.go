@@ -8,9 +8,8 @@
 // which reads ../quality/testdata (the *_tune.jsonl sets for training, the
 // *_heldout.jsonl sets for the embedded evaluation set). -data picks another
 // directory (testdata/seed holds a small hand-written set). Training uses
-// the gold entities as the PII rows' findings; to train on the real
-// detectors' findings instead, pass their union as TrainConfig.Findings
-// (and name it in FindingsName).
+// the gold findings (model.GenerateConfig); to train on the real detectors'
+// findings instead, set Findings and FindingsName there.
 //
 // The output is deterministic: the same data gives the same bytes. The
 // embedded files must exist (even empty) for this command to build.
@@ -31,7 +30,7 @@ func main() {
 	out := flag.String("out", ".", "directory to write weights.bin and heldout.bin to")
 	flag.Parse()
 	start := time.Now()
-	res, err := model.Train(model.TrainConfig{Dir: *data})
+	res, err := model.Train(model.GenerateConfig(*data))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
