@@ -14,6 +14,19 @@ type Engine struct {
 	detectors []detect.Detector
 }
 
+// MaxContext bounds the context an intelligent scan scores with its
+// content.
+const MaxContext = 64 << 10
+
+// Names lists the engine's detectors.
+func (e *Engine) Names() []string {
+	out := make([]string, len(e.detectors))
+	for i, d := range e.detectors {
+		out[i] = d.Name()
+	}
+	return out
+}
+
 // New returns an engine over the given detectors (pii, secrets,
 // injection).
 func New(detectors ...detect.Detector) *Engine { return &Engine{detectors: detectors} }

@@ -47,6 +47,9 @@ type Deps struct {
 	Auth    auth.Authenticator
 	Engine  *compliance.Engine
 	Records *compliance.Records
+	// Learner serves the intelligent scan, feedback and the learning
+	// reports (nil: they answer 503).
+	Learner *compliance.Learner
 	// Features encodes a scan's features for its record (nil: none
 	// kept; feedback then cannot teach the model from it).
 	Features func(text string, findings []detect.Finding) []byte
@@ -88,6 +91,12 @@ func (a *API) Handler() http.Handler {
 	adminOnly := func(h handler) http.Handler { return a.serve(h, true) }
 	mux.Handle("POST /v1/compliance/scan", anyCaller(a.scan))
 	mux.Handle("POST /v1/compliance/redact", anyCaller(a.redact))
+	mux.Handle("POST /v1/compliance/intelligent-scan", anyCaller(a.intelligentScan))
+	mux.Handle("GET /api/compliance/intelligent/health", anyCaller(a.intelligentHealth))
+	mux.Handle("POST /v1/compliance/feedback", adminOnly(a.feedback))
+	mux.Handle("GET /v1/compliance/learning/status/{user_id}", adminOnly(a.learningStatus))
+	mux.Handle("GET /v1/compliance/learning/summary", adminOnly(a.learningSummary))
+	mux.Handle("GET /v1/compliance/ml/stats", adminOnly(a.mlStats))
 	mux.Handle("GET /v1/compliance/org/baseline/{org_id}", adminOnly(a.baseline))
 	mux.Handle("/", anyCaller(func(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path)
