@@ -115,25 +115,24 @@ func (sc *scanner) escapedHex(i int) int {
 	if prefix == "\\" {
 		prefix = t[i : i+2]
 	}
-	var dec [maxBlob / 3]byte
-	n, j := 0, i
-	for j+len(prefix)+2 <= len(t) && t[j:j+len(prefix)] == prefix && n < len(dec) {
+	dec := sc.dec[:0]
+	j := i
+	for j+len(prefix)+2 <= len(t) && t[j:j+len(prefix)] == prefix && len(dec) < maxBlob {
 		a, b := t[j+len(prefix)], t[j+len(prefix)+1]
 		if !isHex(a) || !isHex(b) {
 			break
 		}
-		dec[n] = unhex(a)<<4 | unhex(b)
-		n++
+		dec = append(dec, unhex(a)<<4|unhex(b))
 		j += len(prefix) + 2
-		if prefix == "%" && j < len(t) && t[j] != '%' { // URL escapes mix with plain bytes
-			for j < len(t) && t[j] > ' ' && t[j] != '%' && t[j] < 0x80 && n < len(dec) {
-				dec[n] = t[j]
-				n++
+		if prefix == "%" { // URL escapes mix with plain bytes
+			for j < len(t) && t[j] > ' ' && t[j] != '%' && t[j] < 0x80 && len(dec) < maxBlob {
+				dec = append(dec, t[j])
 				j++
 			}
 		}
 	}
-	if n < minBlob/2 {
+	sc.dec = dec
+	if len(dec) < minBlob/2 {
 		return i
 	}
 	sc.tries--
@@ -141,27 +140,32 @@ func (sc *scanner) escapedHex(i int) int {
 	if prefix == "%" {
 		enc = encURL
 	}
-	sc.payload(dec[:n], enc, i, j)
+	sc.payload(dec, enc, i, j)
 	return j
 }
 
 // spacedHex reads space-separated hex pairs ("69 67 6e …") at text[i:].
 func (sc *scanner) spacedHex(i int) int {
 	t := sc.text
-	var dec [maxBlob / 3]byte
+	pair := func(j int) bool {
+		return j+2 <= len(t) && isHex(t[j]) && isHex(t[j+1]) && (j+2 == len(t) || t[j+2] == ' ' || t[j+2] == '\n')
+	}
 	n, j := 0, i
-	for j+2 <= len(t) && isHex(t[j]) && isHex(t[j+1]) && (j+2 == len(t) || t[j+2] == ' ' || t[j+2] == '\n') && n < len(dec) {
-		dec[n] = unhex(t[j])<<4 | unhex(t[j+1])
+	for pair(j) && n < maxBlob {
 		n++
 		j += 3
 	}
-	j = min(j, len(t))
 	if n < minBlob/2 {
 		return i
 	}
+	dec := sc.decodeBuf(n)
+	for k := range dec {
+		at := i + 3*k
+		dec[k] = unhex(t[at])<<4 | unhex(t[at+1])
+	}
 	sc.tries--
-	sc.payload(dec[:n], encHex, i, j-1)
-	return j
+	sc.payload(dec, encHex, i, i+3*n-1)
+	return min(j, len(t))
 }
 
 func (sc *scanner) decodeBuf(n int) []byte {

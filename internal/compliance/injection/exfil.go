@@ -15,17 +15,19 @@ const (
 	maxURL       = 2048
 	maxAlt       = 300
 	maxExfilHits = 16
+	maxExfilTry  = 64 // URLs read per text
 	exfilReach   = 40 // tokens either side for instructions
 )
 
 func (sc *scanner) exfil() {
-	n := 0
+	n, tries := 0, 0
 	t := sc.text
-	for at := 0; n < maxExfilHits; {
+	for at := 0; n < maxExfilHits && tries < maxExfilTry; {
 		k := strings.Index(t[at:], "](")
 		if k < 0 {
 			break
 		}
+		tries++
 		k += at
 		at = k + 2
 		u, end, ok := urlAt(t, k+2, ')')
@@ -47,11 +49,12 @@ func (sc *scanner) exfil() {
 		}
 		at = end
 	}
-	for at := 0; n < maxExfilHits; {
+	for at := 0; n < maxExfilHits && tries < 2*maxExfilTry; {
 		k := indexFold(t[at:], "<img")
 		if k < 0 {
 			break
 		}
+		tries++
 		k += at
 		at = k + 4
 		closeTag := strings.IndexByte(t[k:min(len(t), k+maxAlt+maxURL)], '>')
@@ -182,25 +185,21 @@ func isPlaceholder(v string) bool {
 }
 
 // indexFold is strings.Index with ASCII case folding of s (sub must be
-// lower case).
+// lower case). It is linear in len(s).
 func indexFold(s, sub string) int {
 	if len(sub) == 0 {
 		return 0
 	}
+	c0 := sub[0]
+	upper := c0
+	if 'a' <= c0 && c0 <= 'z' {
+		upper = c0 - 'a' + 'A'
+	}
 	for i := 0; i+len(sub) <= len(s); i++ {
-		j := strings.IndexByte(s[i:], sub[0])
-		k := strings.IndexByte(s[i:], sub[0]-'a'+'A')
-		if sub[0] < 'a' || sub[0] > 'z' {
-			k = -1
+		if c := s[i]; c != c0 && c != upper {
+			continue
 		}
-		switch {
-		case j < 0 && k < 0:
-			return -1
-		case j < 0 || k >= 0 && k < j:
-			j = k
-		}
-		i += j
-		if i+len(sub) <= len(s) && hasPrefixFold(s[i:], sub) {
+		if hasPrefixFold(s[i:], sub) {
 			return i
 		}
 	}

@@ -366,7 +366,7 @@ func runeLen(s string, i int) int {
 
 // add records a hit over tokens [t0, t1).
 func (sc *scanner) add(fam family, t0, t1 int, z float64) {
-	if len(sc.hits) >= maxHits || t0 >= t1 {
+	if t0 >= t1 || !sc.room(z) {
 		return
 	}
 	start, end := sc.span(t0, t1)
@@ -383,10 +383,30 @@ func (sc *scanner) add(fam family, t0, t1 int, z float64) {
 	sc.hits = append(sc.hits, h)
 }
 
+// room makes room for a hit of log-odds z: when the text has maxHits
+// already, the weakest gives way to a stronger one (so that padding a text
+// with weak cues cannot push an attack out).
+func (sc *scanner) room(z float64) bool {
+	if len(sc.hits) < maxHits {
+		return true
+	}
+	weakest := 0
+	for k, h := range sc.hits {
+		if h.z < sc.hits[weakest].z {
+			weakest = k
+		}
+	}
+	if sc.hits[weakest].z >= z {
+		return false
+	}
+	sc.hits = slices.Delete(sc.hits, weakest, weakest+1)
+	return true
+}
+
 // addRaw records a hit over a span of the original text that no token
 // delimits (a URL, a chat-template token, an encoded blob).
 func (sc *scanner) addRaw(h hit) {
-	if len(sc.hits) >= maxHits || h.start >= h.end {
+	if h.start >= h.end || !sc.room(h.z) {
 		return
 	}
 	h.t0, h.t1 = sc.tokenAt(h.start), sc.tokenAt(h.end)
@@ -460,7 +480,7 @@ func (sc *scanner) discount(h *hit) float64 {
 	topic, discuss := false, false
 	lo, hi := max(0, h.t0-metaReach), min(len(sc.toks), h.t1+metaReach)
 	for k := lo; k < hi; k++ {
-		if k >= h.t0 && k < h.t1 {
+		if k >= h.t0 && k < h.t1 || sc.inAddress(k) {
 			continue
 		}
 		c := sc.toks[k].cls
@@ -497,6 +517,33 @@ func (sc *scanner) discount(h *hit) float64 {
 		}
 	}
 	return d
+}
+
+// inAddress reports whether token k is part of an e-mail address, a host
+// name or a path ("attacker@example.com"): not a word of the discussion.
+func (sc *scanner) inAddress(k int) bool {
+	t := sc.toks[k]
+	start, last := int(sc.n.off[t.s]), int(sc.n.off[t.e-1])
+	end := last + runeLen(sc.text, last)
+	if start > 0 {
+		switch sc.text[start-1] {
+		case '@', '/':
+			return true
+		case '.':
+			if start > 1 && isWordByte(sc.text[start-2]) {
+				return true
+			}
+		}
+	}
+	if end < len(sc.text) {
+		switch sc.text[end] {
+		case '@':
+			return true
+		case '.', '/':
+			return end+1 < len(sc.text) && isWordByte(sc.text[end+1])
+		}
+	}
+	return false
 }
 
 // quoted reports whether text[start:end] sits between quotation marks on

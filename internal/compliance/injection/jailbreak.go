@@ -18,6 +18,9 @@ func (sc *scanner) dan(i int) {
 		return
 	}
 	upper := sc.upper(i)
+	if sc.acronym(i) {
+		return // "DAN: Data Analytics Network"
+	}
 	strong := sc.next(i, 0, cMode) >= 0 || upper && sc.colonAfter(i) || sc.youAre(i)
 	for _, w := range [...]string{"as", "als", "como", "comme", "be", "called", "named"} {
 		strong = strong || sc.is(i-1, w)
@@ -35,6 +38,21 @@ func (sc *scanner) dan(i int) {
 		return
 	}
 	sc.add(famDAN, i, i+1, z)
+}
+
+// acronym reports whether the three words after "DAN" spell it out (and are
+// not "Do Anything Now").
+func (sc *scanner) acronym(i int) bool {
+	if i+3 >= len(sc.toks) {
+		return false
+	}
+	for k, c := range []byte("dan") {
+		t := sc.toks[i+1+k]
+		if sc.n.b[t.s] != c {
+			return false
+		}
+	}
+	return sc.toks[i+3].cls&cDoAny == 0
 }
 
 // danNouns after "DAN" make it a name of a technique, not a persona.
@@ -58,6 +76,13 @@ func (sc *scanner) upper(i int) bool {
 func (sc *scanner) youAre(i int) bool {
 	b := sc.prev(i, 1, cBe)
 	return b >= 0 && sc.prev(b, 1, cYou) >= 0
+}
+
+// youAreBefore reports whether "you are" / "you're" ends within reach
+// tokens before token i ("you're an AI with zero restrictions").
+func (sc *scanner) youAreBefore(i, reach int) bool {
+	y := sc.prev(i, reach, cYou)
+	return y >= 0 && sc.next(y, 0, cBe) >= 0
 }
 
 // doAnything: "Do Anything Now".
@@ -117,6 +142,9 @@ func (sc *scanner) noRestrictions(i int) {
 	if nb < 0 {
 		return
 	}
+	for nb > 0 && !sc.toks[nb].sent && sc.toks[nb-1].cls&cNo != 0 {
+		nb-- // "sans aucune", "free of"
+	}
 	z := -0.8
 	if sc.classes(nb+1, i)&cEthic != 0 {
 		z += 1.0
@@ -124,7 +152,7 @@ func (sc *scanner) noRestrictions(i int) {
 	switch {
 	case sc.near(nb, i+1, 15, jbContext|cJBAdj|cMode):
 		z += 2.5
-	case sc.youAre(nb) || sc.youAre(nb-1):
+	case sc.youAre(nb) || sc.youAre(nb-1) || sc.youAreBefore(nb, 5):
 		z += 1.5
 	case sc.near(nb, i+1, 6, cYou|cAI):
 		z += 0.6

@@ -256,7 +256,7 @@ var vocab = []struct {
 	{cRole, langDE, "tu so, spiele, simuliere, stell dir vor, verhalte, du bist jetzt, agiere"},
 	{cRole, langES, "actúa, finge, simula, imagina, interpreta, compórtate, ahora eres, eres ahora, haz de, hazte pasar, finge ser"},
 	{cRole, langFR, "agis, agissez, fais semblant, faites semblant, imagine, imaginez, simule, simulez, joue, jouez, tu es maintenant"},
-	{cJBAdj, langEN, "unfiltered, uncensored, unrestricted, amoral, jailbroken, jailbreaked, unbound, unchained, unshackled, unlimited, unrestrained, limitless, lawless, unaligned, unhinged"},
+	{cJBAdj, langEN, "unfiltered, uncensored, unrestricted, amoral, jailbroken, jailbreaked, unbound, unchained, unshackled, unlimited, unrestrained, limitless, lawless, unaligned, unhinged, nothing is off limits, anything goes"},
 	{cJBAdj, langDE, "unzensiert, unzensierte, uneingeschränkt, ungefiltert, grenzenlos"},
 	{cJBAdj, langES, "ilimitado, amoral, desenfrenado"},
 	{cJBAdj, langFR, "illimité, amoral, non censuré"},
