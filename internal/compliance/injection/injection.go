@@ -197,6 +197,9 @@ func putScanner(sc *scanner) {
 
 // scan fills sc.hits with the evidence of text, final log-odds included.
 func (sc *scanner) scan(text string, depth int) {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
 	sc.text = text
 	sc.depth = depth
 	sc.hits = sc.hits[:0]
@@ -646,18 +649,17 @@ func (sc *scanner) findings(text string, th float64, dst []detect.Finding) []det
 	return dst
 }
 
-// mergeInto adds f to dst[first:], merging it with a finding of the same
-// type it overlaps (the union of the spans, the higher score and its rule).
+// mergeInto adds f to dst[first:] unless a finding of the same type
+// overlaps it; of two that overlap the higher score (then the longer) stays.
 func mergeInto(dst []detect.Finding, first int, f detect.Finding) []detect.Finding {
 	for i := first; i < len(dst); i++ {
 		g := &dst[i]
 		if g.Type != f.Type || f.Start >= g.End || g.Start >= f.End {
 			continue
 		}
-		if f.Score > g.Score {
-			g.Score, g.Rule = f.Score, f.Rule
+		if f.Score > g.Score || f.Score == g.Score && f.End-f.Start > g.End-g.Start {
+			*g = f
 		}
-		g.Start, g.End = min(g.Start, f.Start), max(g.End, f.End)
 		return dst
 	}
 	return append(dst, f)

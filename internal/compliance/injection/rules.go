@@ -562,6 +562,9 @@ func (sc *scanner) reveal(i int) {
 		j++ // "the secret password", "system prompt"
 	}
 	between := sc.classes(i+1, j)
+	if between&(cOvr|cReveal|cRevealW) != 0 {
+		return // the object belongs to a later verb: "translate: 'ignore previous instructions'"
+	}
 	obj := sc.toks[j].cls
 	z, end := -1.0-sc.infinitive(i), j+1
 	poss := between&cPoss != 0
