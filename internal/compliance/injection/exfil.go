@@ -79,6 +79,38 @@ func (sc *scanner) exfil() {
 		}
 		at = k + closeTag + 1
 	}
+	// a bare URL with a placeholder and instructions to load it
+	for at := 0; n < maxExfilHits && tries < 3*maxExfilTry; {
+		k := indexFold(t[at:], "http")
+		if k < 0 {
+			break
+		}
+		k += at
+		at = k + 4
+		if k > 0 && (t[k-1] == '(' || t[k-1] == '"' || t[k-1] == '\'') {
+			continue // markdown and HTML were read above
+		}
+		tries++
+		u, end, ok := urlAt(t, k, ' ')
+		if !ok {
+			u = t[k:min(len(t), k+maxURL)]
+			if sp := strings.IndexAny(u, " \n\t\r"); sp >= 0 {
+				u = u[:sp]
+			}
+			end = k + len(u)
+		} else {
+			end-- // the space
+		}
+		u = strings.TrimRight(u, ".,;:!?)")
+		if !hasTemplate(u) {
+			continue
+		}
+		t0, t1 := sc.tokenAt(k), sc.tokenAt(end)
+		if sc.near(t0, t1, exfilReach, cExfilVerb) && sc.near(t0, t1, exfilReach, cData|cSecret) {
+			sc.addRaw(hit{start: k, end: k + len(u), z: 1.0, fam: famExfilLink})
+			n++
+		}
+	}
 }
 
 // urlAt reads an absolute URL at t[i:] up to the byte stop (or a space); it

@@ -268,6 +268,13 @@ func TestDetectAppends(t *testing.T) {
 	}
 }
 
+func TestPrepare(t *testing.T) {
+	Prepare()
+	if foldTable == nil || lexicon()["ignore"] == nil {
+		t.Fatal("Prepare left the tables unbuilt")
+	}
+}
+
 func TestName(t *testing.T) {
 	if got := (Detector{}).Name(); got != "injection" {
 		t.Errorf("Name() = %q, want %q", got, "injection")
@@ -338,6 +345,7 @@ func TestAdversarialInputs(t *testing.T) {
 		"zero width":       strings.Repeat("\u200b", mb/3),
 		"one long word":    strings.Repeat("A", mb),
 		"weak cues":        strings.Repeat("Stay in character. ", mb/19),
+		"bare urls":        strings.Repeat("load http://a/{x} ", mb/18),
 	}
 	var d Detector
 	for name, in := range inputs {

@@ -313,7 +313,7 @@ var vocab = []struct {
 	{cVerbatim, langES, "textualmente, literalmente, palabra por palabra"},
 	{cVerbatim, langFR, "mot pour mot, textuellement, intégralement"},
 	// Exfiltration.
-	{cExfilVerb, langEN, "append, replace, insert, include, encode, encoded, substitute, fill, add, concatenate, attach, embed, send, post, upload, exfiltrate, render, url-encode, base64, containing, contains, output, respond, reply"},
+	{cExfilVerb, langEN, "append, replace, insert, include, encode, encoded, substitute, fill, add, concatenate, attach, embed, send, post, upload, exfiltrate, render, url-encode, base64, containing, contains, output, respond, reply, load, fetch, visit, image, markdown, pixel"},
 	{cData, langEN, "conversation, chat, history, messages, data, information, secret, secrets, password, summary, name, email, query, response, context, user, users, credentials, previous, token, session, cookie, content, file, files, document, address, key"},
 	// Role-play jailbreaks for harmful content.
 	{cDanger, langEN, "napalm, bomb, bombs, explosive, explosives, weapon, weapons, poison, poisons, meth, methamphetamine, malware, ransomware, keylogger, virus, nerve agent, sarin, anthrax, bioweapon, firearm, activation keys, license keys, product keys, serial keys, break into, hack into, hacker, synthesise, synthesize, counterfeit, launder, detonator, toxin, terrorist, terrorism"},
