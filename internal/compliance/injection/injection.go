@@ -154,6 +154,7 @@ type hit struct {
 	inner      family   // for famEncoded: the decoded payload's family
 	obf        bool     // matched over obfuscated characters
 	raw        bool     // no meta-discussion discount (encoded payloads)
+	support    bool     // evidence for others only: never a finding, not the score
 }
 
 // token is one word of the normalised text.
@@ -443,11 +444,11 @@ const (
 	bonusReach    = 400 // bytes
 	metaReach     = 30  // tokens either side
 	metaDiscount  = 2.5
-	mentionCost   = 1.0
+	mentionCost   = 1.5
 	quoteDiscount = 1.0
 	quotedMention = 1.5
 	quotedDiscuss = 1.5
-	quotedTopic   = 1.0
+	quotedTopic   = 1.5
 	obfBonus      = 1.0
 	weakFloor     = -1.5 // hits below this do not support others
 )
@@ -458,10 +459,14 @@ func (sc *scanner) weigh() {
 	}
 	for i := range sc.hits {
 		h := &sc.hits[i]
+		disc := 0.0
+		if !h.obf && !h.raw {
+			disc = sc.discount(h)
+		}
 		bonus := 0.0
 		for j, g := range sc.hits {
-			if j == i || g.z0 < weakFloor {
-				continue
+			if j == i || g.z0 < weakFloor || g.support && disc > 0 {
+				continue // a discussed hit is not "said" by the one quoting it
 			}
 			if g.fam == h.fam && g.start < h.end && h.start < g.end {
 				continue
@@ -471,15 +476,10 @@ func (sc *scanner) weigh() {
 			}
 			bonus += bonusPerHit
 		}
-		h.z += min(bonus, bonusMax)
+		h.z += min(bonus, bonusMax) - disc
 		if h.obf {
 			h.z += obfBonus
-			continue
 		}
-		if h.raw {
-			continue
-		}
-		h.z -= sc.discount(h)
 	}
 }
 
@@ -508,14 +508,18 @@ func (sc *scanner) discount(h *hit) float64 {
 			mention = true
 		}
 	}
+	quoted := sc.quoted(h.start, h.end)
+	if !quoted && h.fam.typ() == detect.Jailbreak && sc.rolePlayed(lo, hi) {
+		return 0 // "pretend you're a security researcher with no restrictions": a role given, not discussed
+	}
 	d := 0.0
-	if topic && discuss {
+	if topic && (discuss || mention) {
 		d += metaDiscount
 		if mention {
 			d += mentionCost
 		}
 	}
-	if sc.quoted(h.start, h.end) {
+	if quoted {
 		d += quoteDiscount
 		if mention {
 			d += quotedMention
@@ -528,6 +532,24 @@ func (sc *scanner) discount(h *hit) float64 {
 		}
 	}
 	return d
+}
+
+// rolePlayed reports whether tokens [lo, hi) give the model a role: "pretend
+// you", "act as", "you are now".
+func (sc *scanner) rolePlayed(lo, hi int) bool {
+	for k := lo; k < hi; k++ {
+		if sc.toks[k].cls&cRole == 0 {
+			continue
+		}
+		first := k - int(sc.toks[k].back)
+		if first > 0 && (sc.is(first-1, "to") || sc.toks[first-1].cls&cAI != 0) {
+			continue // "asks the model to role-play …": reported
+		}
+		if sc.toks[first].sent || k+1 < len(sc.toks) && sc.toks[k+1].cls&cYou != 0 || sc.toks[first].cls&cYou != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inAddress reports whether token k is part of an e-mail address, a host
@@ -632,7 +654,9 @@ func (sc *scanner) score() float64 {
 	weak := sigmoid(weakBase + weakStep*float64(min(sc.trigrs, weakMax)))
 	best := weak
 	for _, h := range sc.hits {
-		best = max(best, sigmoid(h.z))
+		if !h.support {
+			best = max(best, sigmoid(h.z))
+		}
 	}
 	return best
 }
@@ -643,7 +667,7 @@ func (sc *scanner) findings(text string, th float64, dst []detect.Finding) []det
 	first := len(dst)
 	for _, h := range sc.hits {
 		s := sigmoid(h.z)
-		if s < th || h.start < 0 || h.end > len(text) || h.start >= h.end {
+		if h.support || s < th || h.start < 0 || h.end > len(text) || h.start >= h.end {
 			continue
 		}
 		f := detect.Finding{Type: h.fam.typ(), Start: h.start, End: h.end, Score: s, Rule: sc.rule(h)}

@@ -234,7 +234,7 @@ func (sc *scanner) complement(j int) bool {
 	return sc.isAny(j+1, complements) && !(j+2 < len(sc.toks) && sc.toks[j+2].cls&(cPoss|cSecMod|cAI|cYou) != 0)
 }
 
-var complements = []string{"for", "on", "about", "of", "zur", "zum", "für", "über", "para", "sobre", "del", "pour", "sur", "du"}
+var complements = []string{"for", "on", "about", "of", "embedded", "hidden", "contained", "found", "inside", "within", "zur", "zum", "für", "über", "para", "sobre", "del", "pour", "sur", "du"}
 
 // users name the person whose request an indirect injection overrides.
 var users = []string{"user", "users", "user's", "customer", "customer's", "nutzer", "benutzer", "usuario", "utilisateur"}
@@ -290,6 +290,10 @@ func (sc *scanner) negated(i int) bool {
 // ("a risk to show the prompt") rather than an order; "I want you to show"
 // is an order.
 func (sc *scanner) infinitive(i int) float64 {
+	if i >= 2 && !sc.toks[i].sent && (sc.toks[i-1].cls&cAI != 0 || sc.isAny(i-1, thirdParty)) &&
+		(sc.isAny(i-2, causatives) || i >= 3 && sc.toks[i-2].cls&(cMine|cScopeW|cPoss) != 0 && sc.isAny(i-3, causatives)) {
+		return reportedCost // "how do I make my assistant ignore …"
+	}
 	if i < 1 || sc.toks[i].sent || !sc.is(i-1, "to") || i >= 2 && sc.toks[i-2].cls&cYou != 0 {
 		return 0
 	}
@@ -298,6 +302,9 @@ func (sc *scanner) infinitive(i int) float64 {
 	}
 	return infinitiveCost
 }
+
+// causatives make a third party do something: "make it ignore".
+var causatives = []string{"make", "let", "have", "get", "help", "makes", "lets", "stop", "prevent", "teach", "train"}
 
 // thirdParty are objects of a reported request: "asked it to …".
 var thirdParty = []string{"it", "them", "him", "her", "bot"}
@@ -801,6 +808,7 @@ func (sc *scanner) quoteSoon(j int) bool {
 func (sc *scanner) sayQuoted(i int) {
 	if sc.quoteSoon(i) {
 		sc.add(famHijack, i, i+1, -0.5)
+		sc.hits[len(sc.hits)-1].support = true
 	}
 }
 
