@@ -1,0 +1,387 @@
+package injection
+
+import (
+	"strings"
+	"sync"
+)
+
+// Word classes. A word of the lexicon carries a set of them; the families
+// (rules.go) are written over classes, not over words, so that a paraphrase
+// ("disregard the foregoing directives") matches the same rule as the
+// canonical phrase ("ignore previous instructions").
+const (
+	cOvr       uint64 = 1 << iota // override verb: ignore, disregard, vergiss, olvida, oubliez
+	cOvrS                         // a strong override verb (ignore, disregard, forget, override)
+	cFollow                       // follow, obey (counts when negated)
+	cNeg                          // not, never, stop, nicht, no, ne
+	cScopeS                       // previous, prior, above, all, vorherigen, anteriores, précédentes
+	cScopeW                       // the, these, die, las, les
+	cPoss                         // your, deine, tus, vos
+	cObjS                         // instructions, directives, guidelines, prompt, Anweisungen
+	cObjM                         // rules, restrictions, constraints, policies
+	cObjW                         // context, text, input, messages
+	cEvery                        // everything, all, the above: an object needing a scope after it
+	cAfter                        // above, before, so far, vorher, arriba, ci-dessus (after the object)
+	cSaid                         // said, told, gesagt, dicho, dit
+	cNull                         // void, cancelled, obsolete, no longer, lifted
+	cNew                          // new, updated, real, neue, nuevas, nouvelles
+	cTask                         // task, goal, job, Aufgabe, tarea, tâche
+	cReveal                       // repeat, print, show, reveal, zeige, muestra, affiche
+	cCreate                       // a, an, my, our: the object is made, not extracted
+	cSecMod                       // system, initial, hidden, secret, internal
+	cExObj                        // prompt, instructions, rules, configuration
+	cSecret                       // password, API key, credentials
+	cText                         // text, words, content, conversation
+	cWhat                         // what, which, welche, cuáles, quelles
+	cBe                           // is, are, were, sind, son, sont
+	cYou                          // you, du, tu, vous
+	cTold                         // told, instructed, programmed
+	cInstead                      // instead (of), stattdessen, en lugar de, au lieu de
+	cTaskIng                      // summarizing, translating, answering
+	cImper                        // say, print, output, write, reply
+	cRole                         // act, pretend, roleplay, simulate, imagine, "you are now"
+	cJBAdj                        // unfiltered, uncensored, unrestricted, jailbroken
+	cRestr                        // restrictions, limits, filters, censorship, guidelines
+	cNo                           // no, without, free (of), ohne, sin, sans
+	cEthic                        // ethical, moral, content, safety (restrictions)
+	cDAN                          // dan
+	cDoAny                        // "do anything now"
+	cMode                         // mode, Modus, modo
+	cDev                          // developer, Entwickler, desarrollador
+	cOn                           // enabled, activated, on, unlocked
+	cAI                           // ChatGPT, AI, assistant, model, LLM
+	cTopic                        // injection, jailbreaks, attack, security, filter
+	cDiscuss                      // explain, example, detect, prevent, research
+	cMention                      // like, such as, typing, contains, catch: just before a quoted attack
+	cTech                         // default, settings, CSS, linter, noise: ordinary objects of "ignore"
+	cStay                         // stay, remain, keep, break (character)
+	cCharacter                    // character, persona, role
+	cRefuse                       // refuse, decline, apologize, disclaimers
+	cNoMatter                     // no matter, regardless
+	cHarm                         // evil, unethical, illegal, harmful
+	cModeAdj                      // jailbreak, evil, opposite, god, unrestricted (… mode)
+	cFromNow                      // from now on, von nun an, a partir de ahora, désormais
+	cPivot                        // now, actually, instead, wait: a turn towards a new instruction
+	cPwned                        // pwned
+	cVerbatim                     // verbatim, word for word, mot pour mot
+	cExfilVerb                    // append, replace, insert, encode, send, render
+	cData                         // conversation, history, data, secret: what exfiltration carries
+	cRevealW                      // summarise, translate, paraphrase: reveal verbs that need "your system prompt"
+	cMine                         // my, our: the user's own text, not the model's
+	cChange                       // change, switch, update, modify
+	cDanger                       // napalm, explosives, malware, activation keys: what jailbreaks are for
+	cFiction                      // story, script, novel, movie: a fictional frame
+	cDetail                       // step by step, in detail, recipe: a procedure wanted
+)
+
+// Languages of a word (a bit set: "ignore" is English and French).
+const (
+	langEN uint8 = 1 << iota
+	langDE
+	langES
+	langFR
+)
+
+// langName is the tag of a language bit in a rule name.
+func langName(l uint8) string {
+	switch {
+	case l&langEN != 0:
+		return "en"
+	case l&langDE != 0:
+		return "de"
+	case l&langES != 0:
+		return "es"
+	case l&langFR != 0:
+		return "fr"
+	}
+	return "en"
+}
+
+// entry is what the lexicon knows of a word.
+type entry struct {
+	cls  uint64
+	lang uint8
+	// phrases that end with this word (their earlier words, in order)
+	phrases []phrase
+}
+
+// phrase is a multi-word lexicon entry, indexed by its last word.
+type phrase struct {
+	prev []string // the words before the last, in order
+	cls  uint64
+	lang uint8
+}
+
+// vocab is the lexicon's source: per class set and language, comma-separated
+// entries; an entry with spaces is a phrase. Entries are normalised like
+// scanned text (so accents and case do not matter here).
+var vocab = []struct {
+	cls   uint64
+	lang  uint8
+	words string
+}{
+	// Instruction override.
+	{cOvr | cOvrS, langEN, "ignore, ignores, ignoring, ignor, disregard, disregards, disregarding, forget, forgets, forgetting, override, overrides, overriding, overwrite, bypass, bypassing, neglect, overlook, dismiss, discard, abandon, ditch, scrap, circumvent, nullify, revoke, unlearn, pay no attention to, do not heed, don't heed, set aside, put aside, disobey"},
+	{cOvr, langEN, "skip, drop, erase, delete, remove, clear, reset, omit, cancel, throw out, throw away, leave behind, scratch, wipe"},
+	{cOvr | cOvrS, langDE, "ignoriere, ignorier, ignorieren, ignoriert, vergiss, vergesse, vergessen, vergesst, missachte, missachten, übergehe, überschreibe, verwirf, verwerfe, umgehe, umgehen, außer acht, widersetze dich"},
+	{cOvr, langDE, "lösche, entferne, streiche, überspringe, verwerfen"},
+	{cOvr | cOvrS, langES, "ignora, ignore, ignores, ignorar, ignorad, ignoren, olvida, olvide, olvídate, olvidate, olviden, olvidar, descarta, descarte, descartar, desestima, anula, omite, omitir, haz caso omiso, hagas caso omiso, no hagas caso, no hagan caso, pasa por alto, no tengas en cuenta, no tomes en cuenta, no tengan en cuenta, desobedece, desobedecer"},
+	{cOvr | cOvrS, langFR, "ignore, ignorez, ignorer, ignores, oublie, oubliez, oublier, oublies, outrepasse, outrepassez, contourne, contournez, néglige, négligez, ne tiens pas compte, ne tenez pas compte, ne prends pas en compte, ne prenez pas en compte, fais abstraction, faites abstraction, passe outre, passez outre, annule, annulez, désobéis, désobéissez"},
+	{cOvr, langFR, "efface, effacez, supprime, supprimez"},
+	{cFollow, langEN, "follow, following, obey, obeying, adhere, comply, heed, abide, listen to"},
+	{cFollow, langDE, "befolge, befolgen, folge, folgen, gehorche, gehorchen, halte dich an"},
+	{cFollow, langES, "sigas, sigue, seguir, obedezcas, obedece, cumplas, respetes"},
+	{cFollow, langFR, "suis, suivez, suivre, obéis, obéissez, respecte, respectez"},
+	{cNeg, langEN, "not, never, don't, dont, do not, stop, no longer"},
+	{cNeg, langDE, "nicht, nie, niemals, nicht mehr, hör auf, höre auf, hört auf"},
+	{cNeg, langES, "no, nunca, jamás, ya no, deja de, dejes de, deje de"},
+	{cNeg, langFR, "ne, pas, jamais, plus, arrête, arrêtez"},
+	{cScopeS, langEN, "previous, prior, above, earlier, preceding, foregoing, former, original, initial, old, existing, past, prev, aforementioned, all, every, entire, system, prior to this, above mentioned"},
+	{cScopeS, langDE, "vorherigen, vorherige, vorigen, vorige, bisherigen, bisherige, obigen, obige, früheren, frühere, ursprünglichen, ursprüngliche, alten, alle, allen, sämtliche, sämtlichen, gesamten, vorangegangenen, vorangegangene, vorstehenden, oben genannten, anfänglichen"},
+	{cScopeS, langES, "anteriores, anterior, previas, previos, previa, todas, todos, originales, iniciales, antiguas, pasadas, precedentes, sistema, mencionadas"},
+	{cScopeS, langFR, "précédentes, précédents, précédente, antérieures, antérieurs, toutes, tous, originales, initiales, initiaux, anciennes, anciens, ci-dessus, plus haut, système, premières"},
+	{cScopeW, langEN, "the, these, those, this, such, given, current, any"},
+	{cScopeW, langDE, "die, diese, den, deren"},
+	{cScopeW, langES, "las, los, estas, esas, lo"},
+	{cScopeW, langFR, "les, des, ces, la, le"},
+	{cPoss, langEN, "your, yours, thy"},
+	{cPoss, langDE, "deine, deinen, deiner, dein, ihre, ihren, eure, euren"},
+	{cPoss, langES, "tus, tu, sus, vuestras"},
+	{cPoss, langFR, "tes, ton, ta, vos, votre"},
+	{cObjS, langEN, "instructions, instruction, directives, directive, guidelines, guideline, programming, prompts, prompt, directions, system message, preprompt, guidance, briefing"},
+	{cObjS, langDE, "anweisungen, anweisung, instruktionen, instruktion, vorgaben, richtlinien, anordnungen, systemprompt, prompt"},
+	{cObjS, langES, "instrucciones, instrucción, directrices, directivas, indicaciones, pautas, prompt"},
+	{cObjS, langFR, "instructions, consignes, directives, indications, lignes directrices, prompt"},
+	{cObjM, langEN, "rules, rule, restrictions, constraints, policies, policy, guardrails, safeguards, orders, commands, limitations, protocols, protocol, conditioning, training"},
+	{cObjM, langDE, "regeln, regel, einschränkungen, beschränkungen, befehle"},
+	{cObjM, langES, "reglas, regla, normas, restricciones, órdenes, comandos, limitaciones, políticas"},
+	{cObjM, langFR, "règles, règle, restrictions, ordres, commandes, contraintes, limites, politiques"},
+	{cObjW, langEN, "context, text, input, inputs, messages, message, content, conversation"},
+	{cObjW, langDE, "text, kontext, nachrichten, eingaben, inhalt"},
+	{cObjW, langES, "texto, contexto, mensajes, contenido"},
+	{cObjW, langFR, "texte, contexte, messages, contenu"},
+	{cEvery, langEN, "everything, all, anything, what, above, foregoing, preceding, previous, that"},
+	{cEvery, langDE, "alles, was, obige, vorherige"},
+	{cEvery, langES, "todo, lo anterior, lo que"},
+	{cEvery, langFR, "tout, ce qui, ce que, ce qu"},
+	{cAfter, langEN, "above, before, prior, previously, earlier, so far, until now, up to now, preceding, beforehand, hitherto, before this, previous"},
+	{cAfter, langDE, "vorher, davor, zuvor, oben, bisher, bislang, vorangegangen, vorherige"},
+	{cAfter, langES, "anterior, anteriormente, antes, arriba, hasta ahora, anteriores, previas, previos"},
+	{cAfter, langFR, "précédentes, précédents, précédente, antérieures, avant, précède, précédemment, dessus, ci-dessus, plus haut, jusqu'ici, auparavant"},
+	{cSaid, langEN, "said, told, mentioned, written, stated, given, wrote, heard"},
+	{cSaid, langDE, "gesagt, geschrieben, gesehen"},
+	{cSaid, langES, "dicho, escrito, dijo, dijeron"},
+	{cSaid, langFR, "dit, écrit"},
+	{cNull, langEN, "void, null, cancelled, canceled, obsolete, outdated, invalid, revoked, overridden, superseded, ignored, disregarded, irrelevant, no longer, deprecated, replaced, lifted, suspended, removed, disabled, deactivated, turned off, off, updated, changed, modified"},
+	{cNull, langDE, "ungültig, aufgehoben, nichtig, außer kraft, veraltet, ersetzt, nicht mehr, deaktiviert"},
+	{cNull, langES, "anuladas, anulado, anulada, inválidas, obsoletas, canceladas, ya no, sin efecto, reemplazadas, desactivadas"},
+	{cNull, langFR, "annulées, annulé, caduques, obsolètes, invalides, remplacées, ne plus, désactivées, s'appliquent plus, s'applique plus, valent plus"},
+	{cNew, langEN, "new, updated, revised, real, actual, true, additional, different, secret, hidden"},
+	{cNew, langDE, "neue, neuen, neues, neuer, aktualisierte, echte, wahre, eigentliche"},
+	{cNew, langES, "nueva, nuevas, nuevo, nuevos, verdadera, verdadero, real, actualizadas"},
+	{cNew, langFR, "nouvelle, nouvelles, nouveau, nouveaux, vraie, véritable"},
+	{cTask, langEN, "task, goal, job, objective, mission, purpose, assignment, summary, translation, correction, request, question, query"},
+	{cTask, langDE, "aufgabe, ziel, auftrag, mission, übersetzung, zusammenfassung, korrektur"},
+	{cTask, langES, "tarea, objetivo, misión, trabajo, traducción, resumen, corrección"},
+	{cTask, langFR, "tâche, mission, objectif, travail, but, traduction, résumé, correction"},
+	{cChange, langEN, "change, switch, update, modify, alter, replace, redefine"},
+	{cChange, langDE, "ändere, wechsle"},
+	{cChange, langES, "cambia, modifica"},
+	{cChange, langFR, "change, changez, modifie, modifiez"},
+	// Extraction.
+	{cReveal, langEN, "repeat, print, show, reveal, display, output, tell, give, list, disclose, leak, share, write, dump, expose, recite, spell, echo, copy, paste, provide, return, divulge, type, read, revealing, repeating, printing, showing, quote, cite"},
+	{cRevealW, langEN, "summarize, summarise, paraphrase, translate, rephrase, rewrite, describe, explain, encode, begin, start, include, insert, append, put, attach, end"},
+	{cRevealW, langDE, "fasse, übersetze, beschreibe, erkläre"},
+	{cRevealW, langES, "resume, traduce, describe, explica"},
+	{cRevealW, langFR, "résume, traduis, décris, explique"},
+	{cReveal, langDE, "zeige, zeig, gib, wiederhole, verrate, nenne, drucke, schreibe, gebe, liste, offenbare, enthülle, teile, ausgeben"},
+	{cReveal, langES, "muestra, muéstrame, repite, revela, dime, di, escribe, imprime, dame, comparte, enumera, divulga, cita, cítalas, cítalo, repítelas, muéstralas, dímelas"},
+	{cReveal, langFR, "affiche, montre, répète, révèle, donne, dis, écris, imprime, liste, partage, divulgue, récite, donnez, montrez, affichez, répétez, révélez, dites, écrivez, recopie, recopiez, cite, citez"},
+	{cCreate, langEN, "a, an, some, sample, example, good, better, effective, own, new"},
+	{cCreate, langDE, "ein, eine, einen"},
+	{cCreate, langES, "un, una"},
+	{cCreate, langFR, "un, une"},
+	{cMine, langEN, "my, our, mine, ours, i, we"},
+	{cMine, langDE, "mein, meine, meinen, unser, unsere, ich"},
+	{cMine, langES, "mi, mis, nuestro, nuestra, yo"},
+	{cMine, langFR, "mon, ma, mes, notre, nos, je"},
+	{cSecMod, langEN, "system, initial, original, hidden, secret, internal, confidential, previous, private, underlying, starting, above, pre"},
+	{cSecMod, langDE, "system, geheimen, geheime, versteckten, ursprünglichen, internen, vollständigen, initialen, ersten, systemprompt"},
+	{cSecMod, langES, "sistema, oculto, ocultas, secretas, iniciales, originales, internas, completo"},
+	{cSecMod, langFR, "système, cachées, secrètes, initiales, originales, internes, complet"},
+	{cExObj, langEN, "prompt, prompts, instructions, instruction, guidelines, rules, directives, configuration, config, setup, system message, initial message, preprompt, programming, constraints, context"},
+	{cExObj | cSecMod, langEN, "developer message, developer prompt, developer instructions, system message, system instructions, hidden instructions"},
+	{cExObj, langDE, "anweisungen, regeln, systemprompt, prompt, vorgaben, konfiguration, richtlinien, instruktionen"},
+	{cExObj, langES, "prompt, instrucciones, reglas, directrices, configuración"},
+	{cExObj, langFR, "prompt, instructions, règles, consignes, configuration, directives"},
+	{cSecret, langEN, "password, passwords, passcode, passphrase, secret, secrets, api key, api keys, apikey, access token, secret key, private key, credentials, credential"},
+	{cSecret, langDE, "passwort, kennwort, geheimnis, zugangsdaten"},
+	{cSecret, langES, "contraseña, clave, secreto, credenciales"},
+	{cSecret, langFR, "mot de passe, secret, clé api, identifiants"},
+	{cText, langEN, "text, words, content, message, messages, lines, sentences, everything, conversation"},
+	{cText, langDE, "text, worte, inhalt, alles"},
+	{cText, langES, "texto, palabras, contenido, todo"},
+	{cText, langFR, "texte, mots, contenu, tout"},
+	{cWhat, langEN, "what, which"},
+	{cWhat, langDE, "was, welche, welches, wie"},
+	{cWhat, langES, "cuál, cuáles, qué"},
+	{cWhat, langFR, "quelles, quels, quel, quelle"},
+	{cBe, langEN, "is, are, were, was, s, re, have, has, ve, do, does, did"},
+	{cBe, langDE, "sind, waren, ist, war, lautet, lauten, bist, hast, steht, stehen"},
+	{cBe, langES, "son, eran, es, fueron, fue, eres, tienes"},
+	{cBe, langFR, "sont, étaient, est, était, es, avez, as"},
+	{cYou, langEN, "you, u, yourself, you're"},
+	{cYou, langDE, "du, dich, dir"},
+	{cYou, langES, "tú, te, usted"},
+	{cYou, langFR, "tu, vous"},
+	{cTold, langEN, "told, instructed, programmed, prompted, configured, asked, given"},
+	{cTold, langDE, "angewiesen, programmiert"},
+	{cTold, langES, "instruido, programado"},
+	{cTold, langFR, "programmé, instruit"},
+	// Goal hijacking.
+	{cInstead, langEN, "instead, rather than"},
+	{cInstead, langDE, "stattdessen, statt, anstatt, anstelle"},
+	{cInstead, langES, "en lugar de, en vez de"},
+	{cInstead, langFR, "au lieu de, plutôt que"},
+	{cTaskIng, langEN, "summarizing, summarising, translating, answering, responding, analyzing, analysing, classifying, completing, doing, reviewing, checking, evaluating, correcting, proofreading"},
+	{cTaskIng, langDE, "zusammenzufassen, zusammenfassen, übersetzen, beantworten, antworten"},
+	{cTaskIng, langES, "resumir, traducir, responder, contestar, analizar"},
+	{cTaskIng, langFR, "résumer, traduire, répondre, analyser"},
+	{cImper, langEN, "say, print, output, write, tell, reply, respond, return, reveal, type, answer, repeat, generate"},
+	{cImper, langDE, "sag, sage, schreibe, schreib, gib, antworte, antworte nur, gib aus"},
+	{cImper, langES, "di, escribe, responde, imprime, dime"},
+	{cImper, langFR, "dis, écris, réponds, affiche"},
+	// Jailbreaks.
+	{cRole, langEN, "as if, act, acting, pretend, pretending, roleplay, role play, imagine, simulate, simulating, behave, become, impersonate, emulate, embody, you are now, you're now, you will be, hypothetically, hypothetical, fictional, answer as, respond as, reply as, speak as, write as, talk as"},
+	{cRole, langDE, "als ob, tu so, spiele, simuliere, stell dir vor, verhalte, du bist jetzt, agiere"},
+	{cRole, langES, "como si, actúa, finge, simula, imagina, interpreta, compórtate, ahora eres, eres ahora, haz de, hazte pasar, finge ser"},
+	{cRole, langFR, "comme si, agis, agissez, fais semblant, faites semblant, imagine, imaginez, simule, simulez, joue, jouez, tu es maintenant"},
+	{cJBAdj, langEN, "unfiltered, uncensored, unrestricted, amoral, jailbroken, jailbreaked, unbound, unchained, unshackled, unlimited, unrestrained, limitless, lawless, unaligned, unhinged, nothing is off limits, anything goes"},
+	{cJBAdj, langDE, "unzensiert, unzensierte, uneingeschränkt, ungefiltert, grenzenlos"},
+	{cJBAdj, langES, "ilimitado, amoral, desenfrenado"},
+	{cJBAdj, langFR, "illimité, amoral, non censuré"},
+	{cRestr, langEN, "instructions, instruction, restrictions, restriction, limits, limitations, limitation, filters, filter, filtering, censorship, censor, rules, guidelines, boundaries, constraints, guardrails, policies, morals, ethics, safeguards, moderation, principles, scruples, inhibitions, barriers, oversight"},
+	{cRestr, langDE, "anweisungen, anweisung, einschränkungen, beschränkungen, grenzen, filter, zensur, regeln, regel, richtlinien, moral, ethik"},
+	{cRestr, langES, "instrucciones, instrucción, restricciones, restricción, límites, límite, filtros, filtro, censura, reglas, regla, normas, norma, ética, moral"},
+	{cRestr, langFR, "instructions, instruction, consignes, consigne, restrictions, restriction, limites, limite, filtres, filtre, censure, règles, règle, éthique, morale, barrières"},
+	{cNo, langEN, "no, without, free, unbound, not bound, beyond, devoid, none, zero, free from, free of"},
+	{cNo, langDE, "ohne, keine, keinerlei, frei"},
+	{cNo, langES, "sin, ningún, ninguna, libre"},
+	{cNo, langFR, "sans, aucune, aucun, libre"},
+	{cEthic, langEN, "ethical, moral, content, safety, legal, usual, typical, standard, security"},
+	{cEthic, langDE, "ethische, ethischen, moralische, moralischen, sicherheit, sicherheitsregeln"},
+	{cEthic, langES, "éticas, éticos, morales, seguridad"},
+	{cEthic, langFR, "éthiques, morales, sécurité"},
+	{cDAN, langEN | langDE | langES | langFR, "dan"},
+	{cDoAny, langEN, "do anything now"},
+	{cMode, langEN | langDE | langES | langFR, "mode, modus, modo, entwicklermodus"},
+	{cDev, langEN | langDE | langES | langFR, "developer, dev, entwickler, entwicklermodus, desarrollador, développeur"},
+	{cOn, langEN, "enabled, enable, activated, activate, on, engaged, unlocked, active, turned on, switched on"},
+	{cOn, langDE, "aktiviert, aktiviere"},
+	{cOn, langES, "activado, activa"},
+	{cOn, langFR, "activé, activez"},
+	{cAI, langEN | langDE | langES | langFR, "chatgpt, gpt, ai, assistant, model, openai, llm, chatbot, bot, claude, gemini, bard, copilot, ki, ia, language model, artificial intelligence"},
+	{cStay, langEN, "stay, remain, keep, break, breaking"},
+	{cStay, langDE, "bleib, bleibe"},
+	{cStay, langES, "permanece, mantente"},
+	{cStay, langFR, "reste, restez"},
+	{cCharacter, langEN, "character, persona, role, personality"},
+	{cCharacter, langDE, "rolle, charakter"},
+	{cCharacter, langES, "personaje, papel"},
+	{cCharacter, langFR, "personnage, rôle"},
+	{cRefuse, langEN, "refuse, refuses, refusing, refusal, decline, declines, deny, denies, reject, rejects, apologize, apologise, apologizes, warn, disclaimer, disclaimers, censor, moralize, lecture"},
+	{cRefuse, langDE, "ablehnen, verweigern, weigern"},
+	{cRefuse, langES, "rechazar, negarte, negar"},
+	{cRefuse, langFR, "refuser, refuse"},
+	{cNoMatter, langEN, "no matter, regardless, irrespective"},
+	{cNoMatter, langDE, "egal"},
+	{cNoMatter, langES, "sin importar"},
+	{cNoMatter, langFR, "peu importe"},
+	{cHarm, langEN, "evil, malicious, rogue, unethical, amoral, immoral, criminal, illegal, harmful, dangerous, offensive, explicit, inappropriate, sinister, corrupt, unaligned"},
+	{cHarm, langDE, "illegal, unmoralisch, unethisch, böse"},
+	{cHarm, langES, "ilegal, inmoral, malvado"},
+	{cHarm, langFR, "illégal, immoral, maléfique"},
+	{cModeAdj, langEN | langDE | langES | langFR, "jailbreak, dan, evil, opposite, unrestricted, unfiltered, uncensored, chaos, god, sudo, anarchy, rebel, unlocked"},
+	{cFromNow, langEN, "from now on, from this point on, from here on, henceforth, going forward, starting now, from now"},
+	{cFromNow, langDE, "von nun an, ab jetzt, ab sofort, von jetzt an"},
+	{cFromNow, langES, "a partir de ahora, de ahora en adelante, desde ahora"},
+	{cFromNow, langFR, "à partir de maintenant, dès maintenant, désormais, dorénavant"},
+	{cPivot, langEN | langDE | langES | langFR, "now, jetzt, nun, ahora, maintenant, actually, instead, wait, scratch that, never mind, en fait, eigentlich, en realidad, de hecho, stattdessen, plutôt"},
+	{cPwned, langEN, "pwned, pwnd"},
+	{cVerbatim, langEN, "verbatim, word for word, exactly, literally, in full, unchanged, everything, letter by letter, character by character, one letter at a time, backwards, in reverse, separated by, reversed"},
+	{cVerbatim, langDE, "wortwörtlich, wörtlich, vollständig"},
+	{cVerbatim, langES, "textualmente, literalmente, palabra por palabra"},
+	{cVerbatim, langFR, "mot pour mot, textuellement, intégralement"},
+	// Exfiltration.
+	{cExfilVerb, langEN, "append, replace, insert, include, encode, encoded, substitute, fill, add, concatenate, attach, embed, send, post, upload, exfiltrate, render, url-encode, base64, containing, contains, output, respond, reply, load, fetch, visit, image, markdown, pixel"},
+	{cData, langEN, "conversation, chat, history, messages, data, information, secret, secrets, password, summary, name, email, query, response, context, user, users, credentials, previous, token, session, cookie, content, file, files, document, address, key"},
+	// Role-play jailbreaks for harmful content.
+	{cDanger, langEN, "napalm, bomb, bombs, explosive, explosives, weapon, weapons, poison, poisons, meth, methamphetamine, malware, ransomware, keylogger, virus, nerve agent, sarin, anthrax, bioweapon, firearm, activation keys, license keys, product keys, serial keys, break into, hack into, hacker, synthesise, synthesize, counterfeit, launder, detonator, toxin, terrorist, terrorism"},
+	{cDanger, langDE, "bombe, sprengstoff, waffe, waffen, gift, schadsoftware, aktivierungsschlüssel, lizenzschlüssel"},
+	{cDanger, langES, "bomba, explosivos, arma, armas, veneno, claves de activación, claves de licencia"},
+	{cDanger, langFR, "bombe, explosifs, arme, armes, poison, clés d'activation, clés de licence"},
+	{cFiction, langEN, "story, script, novel, movie, film, screenplay, fiction, fictional, tale, poem, monologue, bedtime, scene, roleplay, game"},
+	{cFiction, langDE, "geschichte, drehbuch, roman, film"},
+	{cFiction, langES, "historia, guion, novela, película, cuento"},
+	{cFiction, langFR, "histoire, scénario, roman, film, conte"},
+	{cDetail, langEN, "step by step, in detail, detailed, recipe, technical detail, exact, ingredients, instructions, how to, how he, how she, explains, procedure, precise, measurements, exactly"},
+	{cDetail, langDE, "schritt für schritt, im detail, detailliert, rezept, anleitung"},
+	{cDetail, langES, "paso a paso, en detalle, detallado, receta"},
+	{cDetail, langFR, "étape par étape, en détail, détaillé, recette"},
+	// Meta-discussion: a question or a text about attacks rather than one.
+	{cTopic, langEN, "injection, injections, jailbreak, jailbreaks, jailbreaking, attack, attacks, attacker, attackers, adversarial, security, vulnerability, vulnerabilities, exploit, exploits, owasp, llm01, red team, red teaming, redteaming, malicious, threat, threats, payload, payloads, cybersecurity, pentest, pentesting, phishing, filter, filters, classifier, detector, guardrail, guardrails, moderation, prompt hacking, leaking, leakage, leaked, leaks, regex, blocklist, denylist, exfiltration, incident"},
+	{cTopic, langDE, "angriff, angriffe, sicherheit, injektion"},
+	{cTopic, langES, "ataque, ataques, seguridad, inyección"},
+	{cTopic, langFR, "attaque, attaques, sécurité"},
+	{cDiscuss, langEN, "explain, explains, explaining, explanation, describe, description, example, examples, for example, for instance, such as, e.g, eg, what is, what are, what does, research, researcher, paper, training, course, awareness, workshop, article, blog, lecture, presentation, understand, definition, define, recognize, identify, typical, common, known, called, phrase, phrases, pattern, patterns, dataset, label, prevent, prevention, preventing, defend, defending, defense, defence, mitigate, mitigation, mitigating, protect, protection, detect, detecting, detection, catch, catches, flag, flags, block, blocks, blocking, test, tests, testing, learn, teach, documentation, demo, how does, why, difference, survey, study, thesis, filter, classifier, regex, risk, risks, work, works, fix, happened, incident, how should, how can we, blocked, flagged, caught, detected, prevented, classic, what happens, unit tests, scenario, how would, what if, what would"},
+	{cDiscuss, langDE, "erkläre, erklären, beispiel, beispiele, was ist, wie funktioniert, erkennen, verhindern, schützen, abwehren, warum, wieso, funktionieren, funktioniert, typisch, typischer, typische, häufig, klassisch, klassischer"},
+	{cDiscuss, langES, "explica, explicar, ejemplo, ejemplos, qué es, detectar, prevenir, proteger, defender, por qué, funcionan, funciona, típico, típica, común, comunes, clásico"},
+	{cDiscuss, langFR, "explique, expliquer, exemple, exemples, qu'est-ce, détecter, prévenir, protéger, défendre, pourquoi, fonctionnent, fonctionne, classique, typique, courant, courante"},
+	{cMention, langEN, "like, such as, e.g, eg, for example, typing, types, typed, saying, says, writing, writes, entering, enters, contains, containing, include, includes, including, phrase, phrases, string, strings, catch, catches, detect, detects, block, blocks, flag, flags, match, matches, called, as, quote, sentence, input, inputs, prompt, prompts, text"},
+	{cMention, langDE, "wie, etwa, beispielsweise"},
+	{cMention, langES, "como"},
+	{cMention, langFR, "comme"},
+	{cTech, langEN, "default, defaults, settings, setting, preferences, css, stylesheet, styles, linter, eslint, pylint, lint, compiler, warnings, warning, noise, typos, typo, formatting, whitespace, cookies, cache, spam, browser, chrome, firefox, android, iphone, bios, git, gitignore, html, font, margin, theme, traffic, grammar, spelling, punctuation, calories, recipe, method, parent, inherited, robots.txt, case, haters, critics, windows, linux, macos, folder, usb, debugging"},
+}
+
+// lexicon maps a normalised word to its entry; it is built on first use.
+var (
+	lexOnce sync.Once
+	lexMap  map[string]*entry
+)
+
+func lexicon() map[string]*entry {
+	lexOnce.Do(func() { lexMap = buildLexicon() })
+	return lexMap
+}
+
+func buildLexicon() map[string]*entry {
+	lex := make(map[string]*entry, 1024)
+	get := func(w string) *entry {
+		e := lex[w]
+		if e == nil {
+			e = &entry{}
+			lex[w] = e
+		}
+		return e
+	}
+	var n normText
+	for _, v := range vocab {
+		for _, raw := range strings.Split(v.words, ",") {
+			n.normalize(strings.TrimSpace(raw))
+			words := strings.FieldsFunc(string(n.b), func(r rune) bool { return r == sepSpace || r == sepSentence })
+			switch len(words) {
+			case 0:
+				continue
+			case 1:
+				e := get(words[0])
+				e.cls |= v.cls
+				e.lang |= v.lang
+			default:
+				last := get(words[len(words)-1])
+				last.phrases = append(last.phrases, phrase{prev: words[:len(words)-1], cls: v.cls, lang: v.lang})
+			}
+		}
+	}
+	return lex
+}

@@ -1,0 +1,152 @@
+package injection
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// labelled is a row of a labelled injection set (the quality harness's
+// format).
+type labelled struct{ Text, Label, Kind, Lang string }
+
+// metrics are a scorer's figures on a labelled set at DefaultThreshold.
+type metrics struct {
+	tp, fp, fn, tn int
+	adj, adjFP     int // security-adjacent benign rows, and those flagged
+	auc            float64
+	missed, alarms []labelled
+}
+
+func (m metrics) precision() float64 { return ratio(m.tp, m.tp+m.fp) }
+func (m metrics) recall() float64    { return ratio(m.tp, m.tp+m.fn) }
+func (m metrics) f1() float64 {
+	p, r := m.precision(), m.recall()
+	if p+r == 0 {
+		return 0
+	}
+	return 2 * p * r / (p + r)
+}
+func (m metrics) adjFPRate() float64 { return ratio(m.adjFP, m.adj) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func loadLabelled(t *testing.T, path string) []labelled {
+	t.Helper()
+	f, err := os.Open(filepath.Clean(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []labelled
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r labelled
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func evaluate(rows []labelled) metrics {
+	var m metrics
+	var d Detector
+	type scored struct {
+		s   float64
+		pos bool
+	}
+	all := make([]scored, 0, len(rows))
+	for _, r := range rows {
+		s := d.Score(r.Text)
+		pos := r.Label != "benign"
+		flag := s >= DefaultThreshold
+		all = append(all, scored{s, pos})
+		switch {
+		case pos && flag:
+			m.tp++
+		case pos:
+			m.fn++
+			m.missed = append(m.missed, r)
+		case flag:
+			m.fp++
+			m.alarms = append(m.alarms, r)
+		default:
+			m.tn++
+		}
+		if !pos && (r.Kind == "security_question" || r.Kind == "trigger_words") {
+			m.adj++
+			if flag {
+				m.adjFP++
+			}
+		}
+	}
+	// ROC-AUC by the rank sum, ties averaged.
+	sort.Slice(all, func(i, j int) bool { return all[i].s < all[j].s })
+	var rankSum float64
+	npos := 0
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].s == all[i].s {
+			j++
+		}
+		for k := i; k < j; k++ {
+			if all[k].pos {
+				rankSum += float64(i+j+1) / 2
+				npos++
+			}
+		}
+		i = j
+	}
+	if nneg := len(all) - npos; npos > 0 && nneg > 0 {
+		m.auc = (rankSum - float64(npos*(npos+1))/2) / float64(npos*nneg)
+	}
+	return m
+}
+
+// TestHandSets measures the detector on the hand-written sets in testdata
+// (attacks in other words than the table tests, and benign texts about
+// security or with trigger words) against the targets: F1 >= 0.90,
+// <= 5 % false positives on security-adjacent text. INJ_TUNE=path adds a
+// set in the same format (the quality harness's tune split).
+func TestHandSets(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/generalise*.jsonl")
+	if extra := os.Getenv("INJ_TUNE"); extra != "" {
+		paths = append(paths, extra)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no labelled sets in testdata")
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := evaluate(loadLabelled(t, path))
+			t.Logf("precision %.3f recall %.3f F1 %.3f ROC-AUC %.3f (tp %d fp %d fn %d tn %d); security-adjacent FP %d/%d",
+				m.precision(), m.recall(), m.f1(), m.auc, m.tp, m.fp, m.fn, m.tn, m.adjFP, m.adj)
+			for _, r := range m.missed {
+				t.Logf("missed [%s/%s] %q", r.Kind, r.Lang, r.Text)
+			}
+			for _, r := range m.alarms {
+				t.Logf("false alarm [%s/%s] %q", r.Kind, r.Lang, r.Text)
+			}
+			if m.f1() < 0.90 {
+				t.Errorf("F1 %.3f, want >= 0.90", m.f1())
+			}
+			if m.adjFPRate() > 0.05 {
+				t.Errorf("security-adjacent false positives %.3f, want <= 0.05", m.adjFPRate())
+			}
+		})
+	}
+}
