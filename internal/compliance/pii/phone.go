@@ -1,0 +1,297 @@
+package pii
+
+import (
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/svc-gateway/svc/internal/compliance/detect"
+)
+
+// Phones are found in two steps: the numeric pass proposes windows of
+// digit groups that are shaped like a phone number (8–15 digits after a
+// '+' or "00", 10–11 for a national number, separators of phone numbers),
+// then nyaruka/phonenumbers (a port of libphonenumber) parses and
+// validates each. A national number (no '+') is read in the region a
+// context word names ("UK", "London", "Deutschland"…), else in the region
+// of a '+' number validated earlier in the same text, else as a US
+// number. A number that does not validate, but is written exactly like a
+// North American one ("(555) 123-4567", "555-123-4567") is still
+// reported, with a lower score: such numbers are common in text, and
+// libphonenumber rejects unassigned area codes.
+//
+// Validation costs microseconds and allocates, so each text has a budget
+// of library calls (phoneBudget); beyond it only the North American shape
+// counts.
+
+var (
+	phoneWords = []string{"phone", "phones", "tel", "telephone", "call", "called", "calling", "mobile",
+		"cell", "cellphone", "fax", "contact", "reach", "text", "sms", "whatsapp", "signal", "dial",
+		"ring", "hotline", "number", "ph", "mob", "landline", "telefon", "telefonnummer", "handy",
+		"mobil", "téléphone", "portable", "teléfono", "móvil", "celular", "numéro", "número", "tél",
+		"voicemail", "extension", "ext", "office", "home", "work"}
+	notPhoneWords = []string{"order", "invoice", "inv", "tracking", "ref", "reference", "id", "serial",
+		"sn", "account", "acct", "routing", "po", "sku", "isbn", "imei", "version", "ver", "build",
+		"ticket", "case", "transaction", "txn", "receipt", "confirmation", "booking", "policy",
+		"claim", "member", "customer", "patient", "mrn", "zip", "postcode", "page", "pages", "pp",
+		"timestamp", "epoch", "port", "pid", "uid", "gid", "checksum", "hash", "ssn", "social security"}
+)
+
+// regionHints maps words near a national number to the region it is read
+// in.
+var regionHints = []struct {
+	words  []string
+	region string
+}{
+	{[]string{"uk", "u.k.", "united kingdom", "britain", "british", "england", "london", "scotland", "wales", "manchester"}, "GB"},
+	{[]string{"germany", "deutschland", "german", "berlin", "münchen", "munich", "hamburg", "frankfurt", "köln", "cologne"}, "DE"},
+	{[]string{"france", "french", "paris", "lyon", "marseille"}, "FR"},
+	{[]string{"spain", "españa", "spanish", "madrid", "barcelona"}, "ES"},
+	{[]string{"italy", "italia", "italian", "rome", "roma", "milan", "milano"}, "IT"},
+	{[]string{"netherlands", "holland", "nederland", "dutch", "amsterdam", "rotterdam"}, "NL"},
+	{[]string{"austria", "österreich", "wien", "vienna"}, "AT"},
+	{[]string{"switzerland", "schweiz", "suisse", "swiss", "zürich", "zurich", "geneva", "genève"}, "CH"},
+	{[]string{"ireland", "irish", "dublin"}, "IE"},
+	{[]string{"india", "indian", "mumbai", "delhi", "bangalore", "bengaluru"}, "IN"},
+	{[]string{"australia", "australian", "sydney", "melbourne"}, "AU"},
+	{[]string{"brazil", "brasil", "são paulo"}, "BR"},
+	{[]string{"mexico", "méxico"}, "MX"},
+	{[]string{"japan", "tokyo"}, "JP"},
+	{[]string{"canada", "canadian", "toronto", "vancouver", "montreal"}, "CA"},
+}
+
+// phoneState is what the phone detector carries from one run of a text to
+// the next.
+type phoneState struct {
+	budget int    // library validations left
+	region string // region of the last '+' number validated, "" if none
+}
+
+// phoneBudget is the number of library validations allowed for a text of n
+// bytes: enough for every phone of any real text (about one per 64 bytes),
+// bounded for adversarial input.
+func phoneBudget(n int) int { return 32 + n/64 }
+
+// phonesInRun finds phone numbers among the groups of r.
+func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) []detect.Finding {
+	for i := 0; i < r.n; i++ {
+		if r.g[i].date {
+			continue
+		}
+		// The longest window of at most 15 digits first.
+		last, nd := i, 0
+		for j := i; j < r.n && !r.g[j].date; j++ {
+			nd += r.g[j].end - r.g[j].start
+			if nd > 15 {
+				break
+			}
+			last = j
+		}
+		for j := last; j >= i; j-- {
+			f, ok := phoneWindow(text, r, i, j, ph)
+			if ok {
+				dst = append(dst, f)
+				i = j
+				break
+			}
+		}
+	}
+	return dst
+}
+
+// phoneWindow checks groups i..j of r as one phone number.
+func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Finding, bool) {
+	nd := r.digits(i, j)
+	plus := i == 0 && r.plus
+	first := text[r.g[i].start:r.g[i].end]
+	intl := plus || strings.HasPrefix(first, "00") && nd >= 10 || strings.HasPrefix(first, "011") && nd >= 11
+	switch {
+	case intl && (nd < 8 || nd > 15):
+		return detect.Finding{}, false
+	case !intl && (nd < 9 || nd > 13):
+		return detect.Finding{}, false
+	}
+	if r.glued(i, j) {
+		return detect.Finding{}, false
+	}
+	// A window inside a longer chain joined by single dashes or dots is a
+	// piece of something else (an ISBN, a part number, an outline number).
+	if i > 0 && chainSep(r.sep(text, i)) || j+1 < r.n && chainSep(r.sep(text, j+1)) {
+		return detect.Finding{}, false
+	}
+	start, end := r.g[i].start, r.g[j].end
+	if i == 0 {
+		start = r.start
+	} else if s := r.sep(text, i); strings.HasSuffix(s, "(") {
+		start = r.g[i].start - 1
+	}
+	if j == r.n-1 && isExtension(text, end) {
+		end = extensionEnd(text, end)
+	}
+	bare := i == j && !plus
+	context := near(text, start, end, 40, phoneWords)
+	if bare && !context {
+		return detect.Finding{}, false
+	}
+	if before(text, start, 32, notPhoneWords) && !context || isISBN(text, r, i, j) {
+		return detect.Finding{}, false
+	}
+	nanp := nanpShape(text, r, i, j)
+	valid, region := false, ""
+	if ph.budget > 0 {
+		ph.budget--
+		valid, region = validPhone(text, r, i, j, intl, ph, start, end)
+	}
+	var score float64
+	var rule string
+	switch {
+	case valid && intl:
+		score, rule = 0.9, "phone:e164"
+		ph.region = region
+	case valid:
+		score, rule = 0.85, "phone:national"
+	case nanp:
+		score, rule = 0.55, "phone:nanp-shape"
+		if context {
+			score = 0.75
+		}
+	default:
+		return detect.Finding{}, false
+	}
+	if context {
+		score += 0.09
+	}
+	return finding(detect.Phone, start, end, score, rule), true
+}
+
+// chainSep reports whether s joins groups into a chain that a phone number
+// is not a piece of: a single dash or dot.
+func chainSep(s string) bool { return s == "-" || s == "." }
+
+func extensionEnd(text string, i int) int {
+	for i < len(text) && !isDigit(text[i]) {
+		i++
+	}
+	for i < len(text) && isDigit(text[i]) {
+		i++
+	}
+	return i
+}
+
+// validPhone parses and validates groups i..j of r with phonenumbers and
+// returns the region the number belongs to.
+func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, start, end int) (ok bool, region string) {
+	defer func() {
+		if recover() != nil {
+			ok, region = false, ""
+		}
+	}()
+	raw := text[r.g[i].start:r.g[j].end]
+	if intl {
+		if i == 0 && r.plus {
+			raw = "+" + raw
+		} else if strings.HasPrefix(raw, "00") {
+			raw = "+" + raw[2:]
+		} else {
+			return validIn(raw, "US")
+		}
+		return validIn(raw, "ZZ")
+	}
+	if hint := regionHint(text, start, end); hint != "" {
+		if ok, reg := validIn(raw, hint); ok {
+			return true, reg
+		}
+	}
+	if ph.region != "" && ph.region != "US" {
+		if ok, reg := validIn(raw, ph.region); ok {
+			return true, reg
+		}
+	}
+	return validIn(raw, "US")
+}
+
+func validIn(raw, region string) (bool, string) {
+	n, err := phonenumbers.Parse(raw, region)
+	if err != nil || !phonenumbers.IsValidNumber(n) {
+		return false, ""
+	}
+	return true, phonenumbers.GetRegionCodeForNumber(n)
+}
+
+// regionHint returns the region a word near text[start:end] names, "" if
+// none does.
+func regionHint(text string, start, end int) string {
+	for _, h := range regionHints {
+		if near(text, start, end, 80, h.words) {
+			return h.region
+		}
+	}
+	return ""
+}
+
+// nanpShape reports whether groups i..j of r are written like a North
+// American number: 3-3-4 digits (after an optional 1 or +1), the area code
+// and exchange not starting with 0 or 1, joined by phone separators.
+func nanpShape(text string, r *numRun, i, j int) bool {
+	l := func(k int) int { return r.g[k].end - r.g[k].start }
+	k := i
+	if j-i == 3 && l(i) == 1 && text[r.g[i].start] == '1' {
+		k++
+	}
+	if j-k != 2 || l(k) != 3 || l(k+1) != 3 || l(k+2) != 4 {
+		return false
+	}
+	if c := text[r.g[k].start]; c < '2' {
+		return false
+	}
+	if c := text[r.g[k+1].start]; c < '2' {
+		return false
+	}
+	s1, s2 := r.sep(text, k+1), r.sep(text, k+2)
+	switch s1 {
+	case "-", ".", " ", ") ", ")":
+	default:
+		return false
+	}
+	switch s2 {
+	case "-", ".", " ":
+	default:
+		return false
+	}
+	if s1 == ") " || s1 == ")" {
+		// "(415) 555-0100": the area code opens with '('.
+		open := r.g[k].start - 1
+		return open >= 0 && text[open] == '('
+	}
+	return true
+}
+
+// isISBN reports whether groups i..j of r are an ISBN: 13 digits starting
+// 978 or 979, or 10 digits in four dashed groups passing the ISBN-10
+// check, or any number after the word "ISBN".
+func isISBN(text string, r *numRun, i, j int) bool {
+	nd := r.digits(i, j)
+	if nd != 10 && nd != 13 {
+		return false
+	}
+	if before(text, r.g[i].start, 16, []string{"isbn", "isbn-10", "isbn-13"}) {
+		return true
+	}
+	var d [13]byte
+	n := 0
+	for k := i; k <= j; k++ {
+		n += copy(d[n:], text[r.g[k].start:r.g[k].end])
+	}
+	if nd == 13 {
+		p := string(d[:3])
+		return (p == "978" || p == "979") && j-i >= 3
+	}
+	if j-i != 3 {
+		return false
+	}
+	sum := 0
+	for k := 0; k < 10; k++ {
+		sum += (10 - k) * int(d[k]-'0')
+	}
+	return sum%11 == 0
+}
