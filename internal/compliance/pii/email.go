@@ -73,6 +73,9 @@ func scanEmails(text string, dst []detect.Finding) []detect.Finding {
 		if end < len(text) && text[end] == ':' && text[start:at] == "git" {
 			continue
 		}
+		if urlUserinfo(text, start) {
+			continue
+		}
 		score := 0.95
 		if near(text, start, end, 32, emailWords) {
 			score = 0.99
@@ -174,4 +177,20 @@ func alphaTLD(tld string) bool {
 		}
 	}
 	return true
+}
+
+// urlUserinfo reports whether the local part starting at start is the
+// user-information part of a URL ("postgres://app:secret@db.host"): the
+// token it is in holds "://" before it.
+func urlUserinfo(text string, start int) bool {
+	for i := start - 1; i >= 2 && start-i < 256; i-- {
+		c := text[i]
+		if c == ' ' || c == '\n' || c == '\t' || c == '"' || c == '\'' || c == '<' || c == '(' {
+			return false
+		}
+		if c == '/' && text[i-1] == '/' && text[i-2] == ':' {
+			return true
+		}
+	}
+	return false
 }

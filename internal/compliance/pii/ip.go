@@ -30,7 +30,8 @@ func ipv4InRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		for j+1 < r.n && r.sep(text, j+1) == "." {
 			j++
 		}
-		if j-i == 3 && !r.glued(i, j) && !(i == 0 && r.plus) {
+		glued := i == 0 && r.gluedBefore || j == r.n-1 && r.gluedAfter
+		if j-i == 3 && !glued && !(i == 0 && r.plus) {
 			dst = ipv4(text, r.g[i].start, r.g[j].end, dst)
 		}
 		i = j + 1

@@ -29,6 +29,13 @@ type numRun struct {
 	// "SKU-1234-5678", "a716-446655440000", "123abc"): part of an
 	// identifier, not a value of its own.
 	gluedBefore, gluedAfter bool
+	// afterAt marks a run right after "word@" (user@10.0.0.1,
+	// pkg@1.2.3): an address may follow, no card, phone or SSN.
+	afterAt bool
+	// inIBAN marks a run inside an IBAN-shaped chain (a country code,
+	// check digits, then groups): its digits belong to the IBAN, valid or
+	// not.
+	inIBAN bool
 }
 
 func (r *numRun) digits(i, j int) int {
@@ -43,9 +50,10 @@ func (r *numRun) digits(i, j int) int {
 func (r *numRun) sep(text string, k int) string { return text[r.g[k-1].end:r.g[k].start] }
 
 // glued reports whether the groups i..j of r are stuck to a word on either
-// side, at the run's edges.
+// side, at the run's edges, or lie in an IBAN: they are no value of their
+// own.
 func (r *numRun) glued(i, j int) bool {
-	return i == 0 && r.gluedBefore || j == r.n-1 && r.gluedAfter
+	return i == 0 && (r.gluedBefore || r.afterAt) || j == r.n-1 && r.gluedAfter || r.inIBAN
 }
 
 func isNumSep(c byte) bool {
@@ -77,6 +85,8 @@ func (d *Detectors) scanNumbers(text string, dst []detect.Finding) []detect.Find
 			r.start, r.plus = i-2, true
 		}
 		r.gluedBefore = gluedLeft(text, r.start)
+		r.afterAt = r.start >= 2 && text[r.start-1] == '@' && isWordByte(text[r.start-2])
+		r.inIBAN = inIBANChain(text, r.start)
 		at := i
 		for {
 			e := at
@@ -115,10 +125,30 @@ func gluedLeft(text string, start int) bool {
 	if isWordByte(c) {
 		return true
 	}
-	if (c == '-' || c == '_' || c == '.' || c == '/' || c == '#' || c == '@') && start >= 2 && isWordByte(text[start-2]) {
-		return true
+	return (c == '-' || c == '_' || c == '.' || c == '/' || c == '#') && start >= 2 && isWordByte(text[start-2])
+}
+
+// inIBANChain reports whether the run starting at start continues an
+// IBAN-shaped chain: walking back over letters, digits and single spaces
+// (at most 40 bytes) reaches a registry country code and two check digits
+// at the start of a word.
+func inIBANChain(text string, start int) bool {
+	i := start
+	for i > 0 && start-i < 40 {
+		c := text[i-1]
+		if isAlnum(c) || c == ' ' && i >= 2 && isAlnum(text[i-2]) {
+			i--
+			if i+4 <= len(text) && isUpper(text[i]) && isUpper(text[i+1]) && isDigit(text[i+2]) && isDigit(text[i+3]) &&
+				(i == 0 || !isWordByte(text[i-1])) {
+				if _, ok := ibanLengths[text[i:i+2]]; ok {
+					return true
+				}
+			}
+			continue
+		}
+		break
 	}
-	return c == '@' // package@1.2.3
+	return false
 }
 
 // gluedRight reports whether the run ending at end is stuck to a word

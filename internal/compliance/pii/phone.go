@@ -27,14 +27,17 @@ import (
 var (
 	phoneWords = []string{"phone", "phones", "tel", "telephone", "call", "called", "calling", "mobile",
 		"cell", "cellphone", "fax", "contact", "reach", "text", "sms", "whatsapp", "signal", "dial",
-		"ring", "hotline", "number", "ph", "mob", "landline", "telefon", "telefonnummer", "handy",
-		"mobil", "téléphone", "portable", "teléfono", "móvil", "celular", "numéro", "número", "tél",
-		"voicemail", "extension", "ext", "office", "home", "work"}
-	notPhoneWords = []string{"order", "invoice", "inv", "tracking", "ref", "reference", "id", "serial",
-		"sn", "account", "acct", "routing", "po", "sku", "isbn", "imei", "version", "ver", "build",
-		"ticket", "case", "transaction", "txn", "receipt", "confirmation", "booking", "policy",
-		"claim", "member", "customer", "patient", "mrn", "zip", "postcode", "page", "pages", "pp",
-		"timestamp", "epoch", "port", "pid", "uid", "gid", "checksum", "hash", "ssn", "social security"}
+		"ring", "hotline", "ph", "mob", "landline", "telefon", "telefonnummer", "handy", "mobil",
+		"téléphone", "portable", "teléfono", "móvil", "celular", "tél", "voicemail", "extension",
+		"ext", "direct", "office", "call back", "callback"}
+	// Words right before a number that name it as something else: they
+	// win over phone words.
+	idWords = []string{"order", "invoice", "inv", "tracking", "ref", "reference", "serial", "sn",
+		"sku", "isbn", "imei", "meid", "version", "ver", "build", "part", "pn", "model", "item",
+		"catalog", "ticket", "case", "transaction", "txn", "receipt", "confirmation", "booking",
+		"policy", "claim", "mrn", "zip", "postcode", "page", "pages", "pp", "timestamp", "epoch",
+		"port", "pid", "uid", "gid", "checksum", "hash", "ssn", "social security", "routing",
+		"iban", "bic", "swift", "account number", "acct", "id"}
 )
 
 // regionHints maps words near a national number to the region it is read
@@ -59,6 +62,14 @@ var regionHints = []struct {
 	{[]string{"japan", "tokyo"}, "JP"},
 	{[]string{"canada", "canadian", "toronto", "vancouver", "montreal"}, "CA"},
 }
+
+// Regions a national number that is not North American is tried in, when
+// it is written like a phone number or a phone word is near: with a trunk
+// prefix 0, and without one.
+var (
+	trunkRegions   = []string{"GB", "DE", "FR", "IT", "NL", "AT", "CH", "BE"}
+	noTrunkRegions = []string{"ES", "IT", "PL", "PT"}
+)
 
 // phoneState is what the phone detector carries from one run of a text to
 // the next.
@@ -104,7 +115,7 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 	nd := r.digits(i, j)
 	plus := i == 0 && r.plus
 	first := text[r.g[i].start:r.g[i].end]
-	intl := plus || strings.HasPrefix(first, "00") && nd >= 10 || strings.HasPrefix(first, "011") && nd >= 11
+	intl := plus || i != j && (first == "00" || first == "011" || strings.HasPrefix(first, "00") && nd >= 10)
 	switch {
 	case intl && (nd < 8 || nd > 15):
 		return detect.Finding{}, false
@@ -129,18 +140,23 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 		end = extensionEnd(text, end)
 	}
 	bare := i == j && !plus
-	context := near(text, start, end, 40, phoneWords)
+	context := near(text, start, end, 64, phoneWords)
 	if bare && !context {
 		return detect.Finding{}, false
 	}
-	if before(text, start, 32, notPhoneWords) && !context || isISBN(text, r, i, j) {
+	// An ID word just before the number names it, unless a phone word is
+	// nearer still ("SSN 123-45-6789, phone (201) 555-0100").
+	if before(text, start, 24, idWords) && !before(text, start, 12, phoneWords) || isISBN(text, r, i, j) {
 		return detect.Finding{}, false
 	}
 	nanp := nanpShape(text, r, i, j)
-	valid, region := false, ""
+	valid, region, foreign := false, "", false
 	if ph.budget > 0 {
-		ph.budget--
 		valid, region = validPhone(text, r, i, j, intl, ph, start, end)
+		if !valid && !intl && !nanp && (context || spacedShape(text, r, i, j)) {
+			valid, region = validAbroad(text, r, i, j, ph)
+			foreign = valid
+		}
 	}
 	var score float64
 	var rule string
@@ -148,6 +164,8 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 	case valid && intl:
 		score, rule = 0.9, "phone:e164"
 		ph.region = region
+	case foreign:
+		score, rule = 0.7, "phone:national-eu"
 	case valid:
 		score, rule = 0.85, "phone:national"
 	case nanp:
@@ -179,7 +197,8 @@ func extensionEnd(text string, i int) int {
 }
 
 // validPhone parses and validates groups i..j of r with phonenumbers and
-// returns the region the number belongs to.
+// returns the region the number belongs to. Each library call spends one
+// unit of ph's budget.
 func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, start, end int) (ok bool, region string) {
 	defer func() {
 		if recover() != nil {
@@ -187,31 +206,105 @@ func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, sta
 		}
 	}()
 	raw := text[r.g[i].start:r.g[j].end]
+	try := func(raw, reg string) bool {
+		if ph.budget <= 0 {
+			return false
+		}
+		ph.budget--
+		ok, region = validIn(raw, reg)
+		return ok
+	}
 	if intl {
-		if i == 0 && r.plus {
-			raw = "+" + raw
-		} else if strings.HasPrefix(raw, "00") {
-			raw = "+" + raw[2:]
-		} else {
-			return validIn(raw, "US")
+		switch {
+		case i == 0 && r.plus:
+			try("+"+raw, "ZZ")
+		case strings.HasPrefix(raw, "00"):
+			try("+"+raw[2:], "ZZ")
+		default:
+			try(raw, "US") // 011 …
 		}
-		return validIn(raw, "ZZ")
+		return ok, region
 	}
-	if hint := regionHint(text, start, end); hint != "" {
-		if ok, reg := validIn(raw, hint); ok {
-			return true, reg
+	if hint := regionHint(text, start, end); hint != "" && try(raw, hint) {
+		return true, region
+	}
+	if ph.region != "" && ph.region != "US" && try(raw, ph.region) {
+		return true, region
+	}
+	try(raw, "US")
+	return ok, region
+}
+
+// validAbroad tries a national number in the regions of trunkRegions or
+// noTrunkRegions, while the budget lasts.
+func validAbroad(text string, r *numRun, i, j int, ph *phoneState) (ok bool, region string) {
+	defer func() {
+		if recover() != nil {
+			ok, region = false, ""
+		}
+	}()
+	raw := text[r.g[i].start:r.g[j].end]
+	regions := noTrunkRegions
+	if raw[0] == '0' {
+		regions = trunkRegions
+	}
+	for _, reg := range regions {
+		if ph.budget <= 0 {
+			break
+		}
+		ph.budget--
+		if ok, got := validIn(raw, reg); ok {
+			return true, got
 		}
 	}
-	if ph.region != "" && ph.region != "US" {
-		if ok, reg := validIn(raw, ph.region); ok {
-			return true, reg
+	return false, ""
+}
+
+// spacedShape reports whether groups i..j of r are written like a
+// European national number: joined by single spaces (or dots), either
+// with a trunk prefix 0 and groups of at most 8 digits, or in four or more
+// groups of two or three digits with at least one pair (not a number
+// grouped in thousands).
+func spacedShape(text string, r *numRun, i, j int) bool {
+	if j == i {
+		return false
+	}
+	sep := r.sep(text, i+1)
+	if sep != " " && sep != "." {
+		return false
+	}
+	pair := false
+	for k := i; k <= j; k++ {
+		if k > i && r.sep(text, k) != sep {
+			return false
+		}
+		l := r.g[k].end - r.g[k].start
+		if l > 8 {
+			return false
+		}
+		if l == 2 {
+			pair = true
 		}
 	}
-	return validIn(raw, "US")
+	if text[r.g[i].start] == '0' {
+		return true
+	}
+	if j-i < 3 || !pair {
+		return false
+	}
+	for k := i; k <= j; k++ {
+		if l := r.g[k].end - r.g[k].start; l < 2 || l > 3 {
+			return false
+		}
+	}
+	return true
 }
 
 func validIn(raw, region string) (bool, string) {
 	n, err := phonenumbers.Parse(raw, region)
+	if err == nil && n.GetCountryCode() == 0 {
+		return false, ""
+	}
 	if err != nil || !phonenumbers.IsValidNumber(n) {
 		return false, ""
 	}
