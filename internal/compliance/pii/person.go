@@ -59,7 +59,14 @@ func init() {
 	external draft final version release notes summary overview introduction conclusion appendix
 	section chapter page table figure example sample test demo dev prod production staging
 	english german french spanish italian chinese japanese american british european
-	please kindly here's that's what's it's i'm i've i'll you're we're they're`) {
+	please kindly here's that's what's it's i'm i've i'll you're we're they're
+	portal success experience care relations data records record id number account info information
+	details profile list feedback satisfaction login access history file files report reports notes
+	service desk center centre care unit ward room floor building level tier plan plans premium
+	enterprise business personal checking savings card cards credit debit visa mastercard amex
+	via email phone mobile fax address zip code city state country street postal
+	mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec am pm utc gmt est pst
+	q1 q2 q3 q4 one two three four five six seven eight nine ten`) {
 		nameStop[w] = true
 	}
 }
@@ -77,6 +84,7 @@ type name struct {
 	listed     bool // the first word is a listed given name
 	caps       bool // every word is in capitals
 	lineEnd    bool // only spaces and punctuation follow on its line
+	punct      bool // punctuation (,;:!?|()) or the end of the line follows
 }
 
 // readName reads up to four name words at i (after at most a few spaces,
@@ -140,7 +148,39 @@ func finishName(text string, nm name, end int) name {
 		j++
 	}
 	nm.lineEnd = j == len(text) || text[j] == '\n'
+	k := end
+	for k < len(text) && text[k] == ' ' {
+		k++
+	}
+	nm.punct = nm.lineEnd || k < len(text) && strings.IndexByte(",;:!?|()<", text[k]) >= 0
 	return nm
+}
+
+// sameLineEnd reports whether, after the key word ending at at, a comma
+// and a name close the line ("Thanks, Anna"): a comma, then no other
+// punctuation before the line ends, bar one mark ending it.
+func sameLineEnd(text string, at int) bool {
+	j := spaces(text, at, "")
+	if j >= len(text) || text[j] != ',' {
+		return false
+	}
+	for j++; j < len(text) && text[j] != '\n'; j++ {
+		switch text[j] {
+		case '.', ',', ':', ';', '?', '!':
+			return j+1 == len(text) || text[j+1] == '\n' || text[j+1] == '\r'
+		}
+	}
+	return true
+}
+
+// followedBy reports whether text continues at i with one of the strings.
+func followedBy(text string, i int, ss ...string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(text[i:], s) {
+			return true
+		}
+	}
+	return false
 }
 
 func allCaps(s string) bool {
@@ -181,11 +221,11 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 				break
 			}
 		}
-		if !w.lineStart && !(s.prev.n > 0 && (s.prev.k() == "good" || s.prev.k() == "oh")) {
+		if !w.lineStart && !(s.prev.n > 0 && (s.prev.k() == "good" || s.prev.k() == "oh")) && !sameLineEnd(text, at) {
 			return dst
 		}
-		nm = readName(text, skipTitle(text, at))
-		if !nm.listed {
+		nm = readName(text, skipTitle(text, spaces(text, at, ",")))
+		if !nm.listed && !nm.punct {
 			return dst
 		}
 		score, rule = 0.75, "person:greeting"
@@ -194,21 +234,41 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 		score, rule = 0.8, "person:intro"
 	case tIntroWeak:
 		nm = readName(text, at)
-		if !nm.listed || nm.caps {
+		if !nm.listed && nm.words < 2 || nm.caps {
 			return dst
 		}
 		score, rule = 0.7, "person:intro"
 	case tLabel:
-		if at >= len(text) || text[at] != ':' || w.n == 0 {
+		colon := at < len(text) && text[at] == ':'
+		if colon {
+			at++
+		} else if at >= len(text) || text[at] != ' ' {
 			return dst
 		}
-		nm = readName(text, skipTitle(text, at+1))
-		if !nm.listed && nm.words < 2 || !nm.lineEnd && nm.words < 2 {
+		nm = readName(text, skipTitle(text, at))
+		switch {
+		case colon && (nm.words >= 2 || nm.listed && nm.lineEnd):
+		case !colon && nm.words >= 2 && !nm.caps:
+		default:
 			return dst
 		}
 		score, rule = 0.75, "person:label"
+	case tVerb:
+		nm = readName(text, skipTitle(text, at))
+		if nm.caps || !nm.listed && !nm.punct && !followedBy(text, nm.end, " at ", " on ", " via ", " for ", " about ", " and ", " who ", "'s ", "’s ") {
+			return dst
+		}
+		score, rule = 0.7, "person:verb"
 	case tValediction:
 		nm = signatureName(text, at)
+		if nm.words == 0 && followedBy(text, spaces(text, at, ""), ",") {
+			// "Thanks, Anna" closing the text or its line, "Kind regards,
+			// Anna Weber, Head of Finance".
+			nm = readName(text, spaces(text, at, ","))
+			if nm.caps || !nm.punct || nm.words < 2 && !nm.lineEnd {
+				return dst
+			}
+		}
 		if nm.words == 1 && !nm.listed {
 			score, rule = 0.6, "person:signature"
 		} else {
@@ -272,8 +332,20 @@ func signatureName(text string, at int) name {
 // bareName reports a listed given name followed by a capitalised surname
 // with no cue around ("… and John Smith said …"): the lowest PERSON score.
 func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect.Finding {
-	if w.n == 0 || !listedName(w.k()) || allCaps(text[w.start:w.end]) {
+	if w.n == 0 || allCaps(text[w.start:w.end]) {
 		return dst
+	}
+	if !listedName(w.k()) {
+		// A signature line: "Anna Weber | Head of Finance | +49 …".
+		if !w.lineStart {
+			return dst
+		}
+		nm := readName(text, w.start)
+		if nm.start != w.start || nm.words < 2 || !followedBy(text, nm.end, " |", " -", " –", ", ") || !sigLine(text, nm.end) {
+			return dst
+		}
+		s.personEnd = nm.end
+		return append(dst, finding(detect.Person, nm.start, nm.end, 0.65, "person:signature-line"))
 	}
 	// Inside a run of capitalised words (a title, a heading) it is no name.
 	if s.prev.upper && s.prev.end > 0 && w.start-s.prev.end <= 1 {
@@ -289,6 +361,17 @@ func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect
 	}
 	s.personEnd = nm.end
 	return append(dst, finding(detect.Person, nm.start, nm.end, 0.6, "person:name-list"))
+}
+
+// sigLine reports whether the rest of the line after a name at i reads
+// like a signature: it holds a '|' or an e-mail or phone-like digits.
+func sigLine(text string, i int) bool {
+	end := strings.IndexByte(text[i:], '\n')
+	if end < 0 {
+		end = len(text) - i
+	}
+	line := text[i : i+end]
+	return strings.Contains(line, "|") || strings.Contains(line, "@") || strings.Count(line, " ") < 6
 }
 
 func startsUpper(s string) bool {

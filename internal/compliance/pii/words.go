@@ -38,6 +38,7 @@ const (
 	tDOB                 // born, DOB, Geburtsdatum: a date follows
 	tPassport            // passport, Reisepass: a number follows
 	tLicence             // driver's licence, Führerschein: a number follows
+	tVerb                // reach, call, ask…: a name follows, then "at", a comma…
 	tPhrase              // needs the previous word to mean something
 )
 
@@ -68,6 +69,14 @@ var triggers = map[string]trigger{
 	"contact": tLabel, "candidate": tLabel, "student": tLabel, "tenant": tLabel,
 	"insured": tLabel, "member": tLabel, "user": tLabel, "owner": tLabel, "vorname": tLabel,
 	"nachname": tLabel, "prénom": tLabel, "apellido": tLabel, "surname": tLabel,
+	"record": tLabel, "lead": tLabel, "mitarbeiter": tLabel, "kunde": tLabel, "kundin": tLabel,
+	"cliente": tLabel, "paciente": tLabel, "patientin": tLabel, "manager": tLabel,
+	"assignee": tLabel, "reporter": tLabel, "requester": tLabel, "approver": tLabel,
+
+	"reach": tVerb, "call": tVerb, "ask": tVerb, "email": tVerb, "e-mail": tVerb, "text": tVerb,
+	"message": tVerb, "ping": tVerb, "tell": tVerb, "ring": tVerb, "thank": tVerb, "remind": tVerb,
+	"meet": tVerb, "phone": tVerb, "notify": tVerb, "inform": tVerb, "contacted": tVerb,
+	"met": tVerb, "spoke": tVerb, "talked": tVerb, "with": tVerb, "by": tVerb,
 
 	"regards": tValediction, "sincerely": tValediction, "cheers": tValediction,
 	"best": tValediction, "yours": tValediction, "truly": tValediction,
@@ -89,7 +98,7 @@ var triggers = map[string]trigger{
 
 	"führerschein": tLicence, "führerscheinnummer": tLicence, "conducir": tLicence,
 	"conduire": tLicence, "dl": tLicence, "dln": tLicence, "license": tPhrase,
-	"licence": tPhrase, "is": tPhrase, "am": tPhrase, "me": tPhrase, "ist": tPhrase,
+	"licence": tPhrase, "of": tPhrase, "is": tPhrase, "am": tPhrase, "me": tPhrase, "ist": tPhrase,
 	"es": tPhrase, "est": tPhrase, "bin": tPhrase, "suis": tPhrase, "heißt": tPhrase,
 }
 
@@ -201,6 +210,11 @@ func phrase(s *wordScan, w *word) trigger {
 		}
 		if p == "commercial" || p2 == "driver's" {
 			return tLicence
+		}
+	case "of":
+		switch p {
+		case "account", "behalf", "name", "care", "attention", "family":
+			return tVerb
 		}
 	case "you":
 		if p == "thank" {
