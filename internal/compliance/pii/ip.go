@@ -40,6 +40,9 @@ func ipv4InRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 }
 
 func ipv4(text string, start, end int, dst []detect.Finding) []detect.Finding {
+	if v6Tail(text, start) {
+		return dst // the tail of an IPv6 address (::ffff:192.0.2.128)
+	}
 	a, err := netip.ParseAddr(text[start:end])
 	if err != nil || !a.Is4() || a.IsUnspecified() {
 		return dst
@@ -70,6 +73,21 @@ func ipv4(text string, start, end int, dst []detect.Finding) []detect.Finding {
 		score = 0.45
 	}
 	return append(dst, finding(detect.IPAddress, start, end, score, "ipv4"))
+}
+
+// v6Tail reports whether the dotted quad at start ends an IPv6 token: the
+// hex digits and colons right before it hold two colons.
+func v6Tail(text string, start int) bool {
+	colons := 0
+	for i := start - 1; i >= 0 && start-i <= 40; i-- {
+		c := text[i]
+		if c == ':' {
+			colons++
+		} else if !isHex(c) {
+			break
+		}
+	}
+	return colons >= 2
 }
 
 // isMask reports whether b is a netmask whose first octet is 255 (ones

@@ -98,6 +98,7 @@ func readName(text string, i int) name {
 	var w word
 	pos := i
 	lastEnd := i
+	initials := false
 	for nm.words < 4 && pos < len(text) {
 		if !startsLetter(text[pos:]) {
 			break
@@ -112,11 +113,28 @@ func readName(text string, i int) name {
 			if nm.words == 0 && !(e+2 < len(text) && text[e+1] == ' ' && isUpper(text[e+2])) {
 				return finishName(text, nm, lastEnd)
 			}
+			if nm.words == 0 && !initials {
+				nm.start = pos
+			}
+			initials = true
 			e++
 		case w.upper && !nameStop[key] && e-pos >= 2:
 			if nm.words == 0 {
 				nm.listed = listedName(key)
-				nm.start = pos
+				if !initials {
+					nm.start = pos
+				}
+			}
+			// A possessive is not part of the name: "Anna's".
+			if strings.HasSuffix(key, "'s") {
+				if text[e-2] == '\'' {
+					e -= 2
+				} else if strings.HasSuffix(text[:e], "’s") {
+					e -= len("’s")
+				}
+				nm.words++
+				lastEnd = e
+				return finishName(text, nm, lastEnd)
 			}
 			nm.words++
 			lastEnd = e
@@ -254,6 +272,9 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 		}
 		score, rule = 0.75, "person:label"
 	case tVerb:
+		if s.prev.upper && s.prev.end > 0 && w.start-s.prev.end <= 1 && !sentenceStart(text, s.prev.start) {
+			return dst // a heading in title case: "The Road by Cormac McCarthy"
+		}
 		nm = readName(text, skipTitle(text, at))
 		if nm.caps || !nm.listed && !nm.punct && !followedBy(text, nm.end, " at ", " on ", " via ", " for ", " about ", " and ", " who ", "'s ", "’s ") {
 			return dst
@@ -347,8 +368,11 @@ func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect
 		s.personEnd = nm.end
 		return append(dst, finding(detect.Person, nm.start, nm.end, 0.65, "person:signature-line"))
 	}
-	// Inside a run of capitalised words (a title, a heading) it is no name.
-	if s.prev.upper && s.prev.end > 0 && w.start-s.prev.end <= 1 {
+	// Inside a run of capitalised words (a title, a heading) it is no
+	// name, unless that run is one word opening a sentence ("Yesterday
+	// Anna Weber …").
+	if s.prev.upper && s.prev.end > 0 && w.start-s.prev.end <= 1 &&
+		(!sentenceStart(text, s.prev.start) || listedName(s.prev.k())) || s.titleCase(text) {
 		return dst
 	}
 	nm := readName(text, w.start)
@@ -361,6 +385,24 @@ func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect
 	}
 	s.personEnd = nm.end
 	return append(dst, finding(detect.Person, nm.start, nm.end, 0.6, "person:name-list"))
+}
+
+// titleCase reports whether the word two back is capitalised mid-sentence
+// ("The Great Gatsby by Scott …"): the text around is a heading in title
+// case, not prose.
+func (s *wordScan) titleCase(text string) bool {
+	p := &s.prev2
+	return p.upper && p.end > 0 && p.end-p.start > 1 && s.prev.start-p.end <= 1 && !sentenceStart(text, p.start)
+}
+
+// sentenceStart reports whether the word at i opens a sentence or a line:
+// only spaces stand between it and the text's start, a line break or a
+// sentence's final mark.
+func sentenceStart(text string, i int) bool {
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || strings.IndexByte(".!?\n\"(", text[i-1]) >= 0
 }
 
 // sigLine reports whether the rest of the line after a name at i reads

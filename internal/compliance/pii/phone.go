@@ -136,8 +136,12 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 	} else if s := r.sep(text, i); strings.HasSuffix(s, "(") {
 		start = r.g[i].start - 1
 	}
-	if j == r.n-1 && isExtension(text, end) {
-		end = extensionEnd(text, end)
+	if j == r.n-1 {
+		if isExtension(text, end) {
+			end = extensionEnd(text, end)
+		} else if end+1 < len(text) && text[end] == ' ' && isExtension(text, end+1) {
+			end = extensionEnd(text, end+1)
+		}
 	}
 	bare := i == j && !plus
 	context := near(text, start, end, 64, phoneWords)
