@@ -91,14 +91,14 @@ func luhn(digits []byte) bool {
 }
 
 var (
-	cardWords = []string{"card", "credit", "debit", "visa", "mastercard", "amex", "american express",
+	cardWords = newWordSet("card", "credit", "debit", "visa", "mastercard", "amex", "american express",
 		"discover", "jcb", "diners", "unionpay", "cc", "ccn", "pan", "payment", "pay", "kreditkarte",
-		"karte", "tarjeta", "carte", "cb", "expiry", "exp", "cvv", "cvc"}
+		"karte", "tarjeta", "carte", "cb", "expiry", "exp", "cvv", "cvc")
 	// Words next to numbers that are not cards even when Luhn-valid.
-	notCardWords = []string{"order", "orders", "tracking", "track", "invoice", "inv", "imei", "isbn",
+	notCardWords = newWordSet("order", "orders", "tracking", "track", "invoice", "inv", "imei", "isbn",
 		"serial", "sn", "sku", "part", "pn", "ref", "reference", "shipment", "parcel", "awb",
 		"transaction id", "txn", "ticket", "case", "po", "bestellung", "rechnung", "pedido", "factura",
-		"commande", "facture", "meid", "iccid", "imsi", "barcode", "ean", "upc", "gtin"}
+		"commande", "facture", "meid", "iccid", "imsi", "barcode", "ean", "upc", "gtin")
 )
 
 // cardsInRun finds card numbers among the groups of r: 12–19 digits, all in
@@ -162,6 +162,7 @@ func cardsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 				score += 0.09
 			}
 			dst = append(dst, finding(detect.CreditCard, start, end, score, "card:"+brand+"+luhn"))
+			r.use(i, j)
 			found = j
 			break
 		}

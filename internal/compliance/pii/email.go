@@ -8,7 +8,7 @@ import (
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
 
-var emailWords = []string{"email", "e-mail", "mail", "mailto", "contact", "reach", "write", "from", "to", "cc"}
+var emailWords = newWordSet("email", "e-mail", "mail", "mailto", "contact", "reach", "write", "from", "to", "cc")
 
 // notTLDs are file extensions that follow an '@' in asset names
 // ("icon@2x.png") and in package specifiers, never top-level domains

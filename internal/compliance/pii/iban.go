@@ -19,8 +19,8 @@ var ibanLengths = map[string]int{
 	"TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
 }
 
-var ibanWords = []string{"iban", "account", "acct", "bank", "konto", "kontonummer", "bankverbindung",
-	"cuenta", "compte", "rib", "transfer", "wire", "sepa", "überweisung", "payee", "beneficiary"}
+var ibanWords = newWordSet("iban", "account", "acct", "bank", "konto", "kontonummer", "bankverbindung",
+	"cuenta", "compte", "rib", "transfer", "wire", "sepa", "überweisung", "payee", "beneficiary")
 
 // scanIBANs finds IBANs: a country code of the registry in capitals at the
 // start of a word, two check digits, then letters and digits, in groups

@@ -8,17 +8,17 @@ import (
 )
 
 var (
-	ipWords = []string{"ip", "ips", "ipv4", "ipv6", "address", "addr", "server", "host", "hostname",
+	ipWords = newWordSet("ip", "ips", "ipv4", "ipv6", "address", "addr", "server", "host", "hostname",
 		"ping", "ssh", "connect", "connected", "connection", "from", "gateway", "dns", "router", "client",
 		"proxy", "firewall", "subnet", "vpn", "nat", "login", "logged", "remote", "src", "dst",
-		"source", "destination", "peer", "endpoint", "blocked", "whitelist", "allowlist", "curl"}
+		"source", "destination", "peer", "endpoint", "blocked", "whitelist", "allowlist", "curl")
 	// A dotted quad right after one of these is a version, a section or a
 	// figure number, not an address.
-	notIPWords = []string{"version", "versions", "ver", "v", "release", "rel", "build", "rev",
+	notIPWords = newWordSet("version", "versions", "ver", "v", "release", "rel", "build", "rev",
 		"revision", "firmware", "fw", "patch", "update", "kernel", "section", "sections", "sec",
 		"chapter", "ch", "clause", "article", "art", "figure", "fig", "table", "tab", "step", "item",
-		"paragraph", "para", "rule", "oid", "snmp", "mib", "§", "appendix", "annex", "verse", "par"}
-	maskWords = []string{"netmask", "mask", "subnet mask", "wildcard"}
+		"paragraph", "para", "rule", "oid", "snmp", "mib", "§", "appendix", "annex", "verse", "par")
+	maskWords = newWordSet("netmask", "mask", "subnet mask", "wildcard")
 )
 
 // ipv4InRun finds IPv4 addresses among the groups of r: exactly four groups
@@ -33,6 +33,9 @@ func ipv4InRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		glued := i == 0 && r.gluedBefore || j == r.n-1 && r.gluedAfter
 		if j-i == 3 && !glued && !(i == 0 && r.plus) {
 			dst = ipv4(text, r.g[i].start, r.g[j].end, dst)
+		}
+		if j-i >= 3 {
+			r.use(i, j) // a dotted chain of four or more is no phone
 		}
 		i = j + 1
 	}

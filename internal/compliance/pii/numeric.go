@@ -15,6 +15,9 @@ type group struct {
 	// 01/31/24) or a time of day (next to ':'): it can be part of no phone,
 	// card or SSN.
 	date bool
+	// used marks a group of a card, an SSN or an IPv4 address found
+	// before: the phone detector leaves it alone.
+	used bool
 }
 
 // numRun is a sequence of digit groups joined by short separators (at most
@@ -36,6 +39,13 @@ type numRun struct {
 	// check digits, then groups): its digits belong to the IBAN, valid or
 	// not.
 	inIBAN bool
+}
+
+// use marks groups i..j of r used.
+func (r *numRun) use(i, j int) {
+	for k := i; k <= j; k++ {
+		r.g[k].used = true
+	}
 }
 
 func (r *numRun) digits(i, j int) int {
@@ -193,7 +203,7 @@ func isExtension(text string, i int) bool {
 // markDates flags the groups of r that form a date or a time of day.
 func markDates(text string, r *numRun) {
 	for k := 0; k < r.n; k++ {
-		r.g[k].date = false
+		r.g[k].date, r.g[k].used = false, false
 	}
 	for k := 0; k < r.n; k++ {
 		g := r.g[k]

@@ -23,7 +23,18 @@ var firstNames = func() map[string]struct{} {
 	return m
 }()
 
+var nameFilter = func() *keyFilter {
+	f := new(keyFilter)
+	for k := range firstNames {
+		f.add(k)
+	}
+	return f
+}()
+
 func listedName(key string) bool {
+	if !nameFilter.may(key) {
+		return false
+	}
 	_, ok := firstNames[key]
 	return ok
 }
@@ -66,7 +77,10 @@ func init() {
 	enterprise business personal checking savings card cards credit debit visa mastercard amex
 	via email phone mobile fax address zip code city state country street postal
 	mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec am pm utc gmt est pst
-	q1 q2 q3 q4 one two three four five six seven eight nine ten`) {
+	q1 q2 q3 q4 one two three four five six seven eight nine ten
+	hills park city springs beach valley heights island islands lake falls bay harbor harbour creek
+	ridge station airport county bridge square plaza mountain mountains river gardens village
+	township district avenue boulevard highway parkway terrace court`) {
 		nameStop[w] = true
 	}
 }
@@ -99,7 +113,7 @@ func readName(text string, i int) name {
 	pos := i
 	lastEnd := i
 	initials := false
-	for nm.words < 4 && pos < len(text) {
+	for tokens := 0; nm.words < 4 && tokens < 8 && pos < len(text); tokens++ {
 		if !startsLetter(text[pos:]) {
 			break
 		}
@@ -319,7 +333,7 @@ func skipTitle(text string, i int) int {
 		return i
 	}
 	e := readWord(text, j, &w)
-	if triggers[w.k()] != tTitle || !w.upper {
+	if triggerOf(w.k()) != tTitle || !w.upper {
 		return i
 	}
 	if e < len(text) && text[e] == '.' {
@@ -391,7 +405,7 @@ func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect
 // ("The Great Gatsby by Scott …"): the text around is a heading in title
 // case, not prose.
 func (s *wordScan) titleCase(text string) bool {
-	p := &s.prev2
+	p := s.prev2
 	return p.upper && p.end > 0 && p.end-p.start > 1 && s.prev.start-p.end <= 1 && !sentenceStart(text, p.start)
 }
 

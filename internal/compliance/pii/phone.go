@@ -1,6 +1,7 @@
 package pii
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/nyaruka/phonenumbers"
@@ -25,20 +26,22 @@ import (
 // counts.
 
 var (
-	phoneWords = []string{"phone", "phones", "tel", "telephone", "call", "called", "calling", "mobile",
+	phoneWords = newWordSet("phone", "phones", "tel", "telephone", "call", "called", "calling", "mobile",
 		"cell", "cellphone", "fax", "contact", "reach", "text", "sms", "whatsapp", "signal", "dial",
 		"ring", "hotline", "ph", "mob", "landline", "telefon", "telefonnummer", "handy", "mobil",
 		"téléphone", "portable", "teléfono", "móvil", "celular", "tél", "voicemail", "extension",
-		"ext", "direct", "office", "call back", "callback"}
+		"ext", "direct", "office", "call back", "callback")
 	// Words right before a number that name it as something else: they
 	// win over phone words.
-	idWords = []string{"order", "invoice", "inv", "tracking", "ref", "reference", "serial", "sn",
+	idWords = newWordSet("order", "invoice", "inv", "tracking", "ref", "reference", "serial", "sn",
 		"sku", "isbn", "imei", "meid", "version", "ver", "build", "part", "pn", "model", "item",
 		"catalog", "ticket", "case", "transaction", "txn", "receipt", "confirmation", "booking",
 		"policy", "claim", "mrn", "zip", "postcode", "page", "pages", "pp", "timestamp", "epoch",
 		"port", "pid", "uid", "gid", "checksum", "hash", "ssn", "social security", "routing",
-		"iban", "bic", "swift", "account number", "acct", "id"}
+		"iban", "bic", "swift", "account number", "acct", "id")
 )
+
+var isbnWords = newWordSet("isbn", "isbn-10", "isbn-13")
 
 // regionHints maps words near a national number to the region it is read
 // in.
@@ -86,7 +89,7 @@ func phoneBudget(n int) int { return 32 + n/64 }
 // phonesInRun finds phone numbers among the groups of r.
 func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) []detect.Finding {
 	for i := 0; i < r.n; i++ {
-		if r.g[i].date {
+		if r.g[i].date || r.g[i].used {
 			continue
 		}
 		// The longest window of at most 15 digits first.
@@ -99,6 +102,10 @@ func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) [
 			last = j
 		}
 		for j := last; j >= i; j-- {
+			if r.g[j].used {
+				last = j - 1
+				continue
+			}
 			f, ok := phoneWindow(text, r, i, j, ph)
 			if ok {
 				dst = append(dst, f)
@@ -200,8 +207,11 @@ func extensionEnd(text string, i int) int {
 	return i
 }
 
-// validPhone parses and validates groups i..j of r with phonenumbers and
-// returns the region the number belongs to. Each library call spends one
+// validPhone validates groups i..j of r as a phone number and returns
+// the region it belongs to. An international number (after '+', "00" or
+// "011") and a North American one are split into calling code and
+// national number directly; a national number of another region is parsed
+// by phonenumbers (trunk prefixes differ by region). Each check spends one
 // unit of ph's budget.
 func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, start, end int) (ok bool, region string) {
 	defer func() {
@@ -209,34 +219,75 @@ func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, sta
 			ok, region = false, ""
 		}
 	}()
-	raw := text[r.g[i].start:r.g[j].end]
-	try := func(raw, reg string) bool {
+	spend := func() bool {
 		if ph.budget <= 0 {
 			return false
 		}
 		ph.budget--
-		ok, region = validIn(raw, reg)
-		return ok
+		return true
 	}
+	var buf [32]byte
+	d := windowDigits(text, r, i, j, buf[:])
 	if intl {
 		switch {
 		case i == 0 && r.plus:
-			try("+"+raw, "ZZ")
-		case strings.HasPrefix(raw, "00"):
-			try("+"+raw[2:], "ZZ")
-		default:
-			try(raw, "US") // 011 …
+		case len(d) > 3 && string(d[:3]) == "011":
+			d = d[3:]
+		case len(d) > 2 && string(d[:2]) == "00":
+			d = d[2:]
 		}
-		return ok, region
+		cc, nsn, known := splitCC(d)
+		if !known || !spend() {
+			return false, ""
+		}
+		if reg, ok := validNSN(cc, nsn); ok {
+			return true, reg
+		}
+		if len(nsn) > 1 && nsn[0] == '0' {
+			reg, ok := validNSN(cc, nsn[1:]) // +44 (0)20 …
+			return ok, reg
+		}
+		return false, ""
 	}
-	if hint := regionHint(text, start, end); hint != "" && try(raw, hint) {
-		return true, region
+	// North American numbers first: ten digits (after a 1), area code
+	// and exchange from 2. A number with a trunk prefix 0 is none.
+	if nsn, ok := nanpNSN(d); ok && spend() {
+		if reg, ok := validNSN(1, nsn); ok {
+			return true, reg
+		}
 	}
-	if ph.region != "" && ph.region != "US" && try(raw, ph.region) {
-		return true, region
+	raw := text[r.g[i].start:r.g[j].end]
+	hint := regionHint(text, start, end)
+	if hint != "" && hint != "US" && spend() {
+		if reg, ok := validParsed(raw, hint); ok {
+			return true, reg
+		}
 	}
-	try(raw, "US")
-	return ok, region
+	if ph.region != "" && ph.region != "US" && ph.region != hint && spend() {
+		reg, ok := validParsed(raw, ph.region)
+		return ok, reg
+	}
+	return false, ""
+}
+
+// windowDigits copies the digits of groups i..j of r into buf and returns
+// them (at most len(buf)).
+func windowDigits(text string, r *numRun, i, j int, buf []byte) []byte {
+	n := 0
+	for k := i; k <= j && n < len(buf); k++ {
+		n += copy(buf[n:], text[r.g[k].start:r.g[k].end])
+	}
+	return buf[:n]
+}
+
+// nanpNSN returns the ten-digit national number of a North American
+// number: ten digits, or eleven starting with 1, the area code and the
+// exchange starting with 2–9.
+func nanpNSN(d []byte) ([]byte, bool) {
+	if len(d) == 11 && d[0] == '1' {
+		d = d[1:]
+	}
+	return d, len(d) == 10 && d[0] >= '2' && d[3] >= '2'
 }
 
 // validAbroad tries a national number in the regions of trunkRegions or
@@ -257,11 +308,52 @@ func validAbroad(text string, r *numRun, i, j int, ph *phoneState) (ok bool, reg
 			break
 		}
 		ph.budget--
-		if ok, got := validIn(raw, reg); ok {
+		if got, ok := validParsed(raw, reg); ok {
 			return true, got
 		}
 	}
 	return false, ""
+}
+
+// validParsed parses raw as a national number of region with phonenumbers
+// (which strips the region's trunk prefix) and validates it.
+func validParsed(raw, region string) (string, bool) {
+	n, err := phonenumbers.Parse(raw, region)
+	if err != nil || n.GetCountryCode() == 0 {
+		return "", false
+	}
+	var buf [40]byte
+	nsn := buf[:0]
+	if n.GetItalianLeadingZero() {
+		for z := min(max(int(n.GetNumberOfLeadingZeros()), 1), 16); z > 0; z-- {
+			nsn = append(nsn, '0')
+		}
+	}
+	nsn = strconv.AppendUint(nsn, n.GetNationalNumber(), 10)
+	return validNSN(int(n.GetCountryCode()), nsn)
+}
+
+// callingCodes are the country calling codes phonenumbers knows.
+var callingCodes = func() (set [1000]bool) {
+	for cc := range phonenumbers.GetSupportedCallingCodes() {
+		if cc > 0 && cc < len(set) {
+			set[cc] = true
+		}
+	}
+	return set
+}()
+
+// callingCode reports whether digits (a number after its '+') start with
+// a known country calling code.
+func callingCode(digits string) bool {
+	cc := 0
+	for k := 0; k < 3 && k < len(digits) && isDigit(digits[k]); k++ {
+		cc = cc*10 + int(digits[k]-'0')
+		if callingCodes[cc] {
+			return true
+		}
+	}
+	return false
 }
 
 // spacedShape reports whether groups i..j of r are written like a
@@ -304,26 +396,24 @@ func spacedShape(text string, r *numRun, i, j int) bool {
 	return true
 }
 
-func validIn(raw, region string) (bool, string) {
-	n, err := phonenumbers.Parse(raw, region)
-	if err == nil && n.GetCountryCode() == 0 {
-		return false, ""
+// regionWords indexes the words of regionHints, regionOf maps each to
+// its region.
+var regionWords, regionOf = func() (*wordSet, map[string]string) {
+	var all []string
+	of := map[string]string{}
+	for _, h := range regionHints {
+		for _, w := range h.words {
+			all = append(all, w)
+			of[w] = h.region
+		}
 	}
-	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return false, ""
-	}
-	return true, phonenumbers.GetRegionCodeForNumber(n)
-}
+	return newWordSet(all...), of
+}()
 
 // regionHint returns the region a word near text[start:end] names, "" if
 // none does.
 func regionHint(text string, start, end int) string {
-	for _, h := range regionHints {
-		if near(text, start, end, 80, h.words) {
-			return h.region
-		}
-	}
-	return ""
+	return regionOf[nearWord(text, start, end, 80, regionWords)]
 }
 
 // nanpShape reports whether groups i..j of r are written like a North
@@ -371,7 +461,7 @@ func isISBN(text string, r *numRun, i, j int) bool {
 	if nd != 10 && nd != 13 {
 		return false
 	}
-	if before(text, r.g[i].start, 16, []string{"isbn", "isbn-10", "isbn-13"}) {
+	if before(text, r.g[i].start, 16, isbnWords) {
 		return true
 	}
 	var d [13]byte

@@ -5,10 +5,10 @@ import (
 )
 
 var (
-	ssnWords = []string{"ssn", "ssns", "social security", "social security number", "social sec", "ss#",
-		"ss no", "ss number", "soc sec", "taxpayer", "itin", "ssa"}
-	notSSNWords = []string{"phone", "tel", "call", "fax", "order", "invoice", "tracking", "zip",
-		"isbn", "serial", "ref", "part", "account", "routing", "case", "ticket"}
+	ssnWords = newWordSet("ssn", "ssns", "social security", "social security number", "social sec", "ss#",
+		"ss no", "ss number", "soc sec", "taxpayer", "itin", "ssa")
+	notSSNWords = newWordSet("phone", "tel", "call", "fax", "order", "invoice", "tracking", "zip",
+		"isbn", "serial", "ref", "part", "account", "routing", "case", "ticket")
 )
 
 // validSSN applies the SSA's rules: area not 000, 666 or 9xx; group not
@@ -76,6 +76,7 @@ func ssnsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 			score -= 0.4
 		}
 		dst = append(dst, finding(detect.SSN, start, end, score, rule))
+		r.use(i, i+2)
 		i += 2
 	}
 	return dst

@@ -104,7 +104,8 @@ var triggers = map[string]trigger{
 
 // wordScan is the state of one pass over the words of a text.
 type wordScan struct {
-	prev, prev2 word
+	prev, prev2 *word
+	ring        [3]word
 	personEnd   int // end of the last PERSON found: no name starts before it
 	lineStart   bool
 }
@@ -113,7 +114,8 @@ type wordScan struct {
 // at each key word, reads what the key word announces.
 func (d *Detectors) scanWords(text string, dst []detect.Finding) []detect.Finding {
 	var s wordScan
-	var w word
+	s.prev, s.prev2 = &s.ring[0], &s.ring[1]
+	w := &s.ring[2]
 	s.lineStart = true
 	person, dob := d.on[detect.Person], d.on[detect.DateOfBirth]
 	pass, lic := d.on[detect.Passport], d.on[detect.DriversLicense]
@@ -138,20 +140,20 @@ func (d *Detectors) scanWords(text string, dst []detect.Finding) []detect.Findin
 				continue
 			}
 		}
-		i = readWord(text, i, &w)
+		i = readWord(text, i, w)
 		w.lineStart = s.lineStart
 		s.lineStart = false
 		t := tNone
 		if w.n > 0 {
-			t = triggers[w.k()]
+			t = triggerOf(w.k())
 			if t == tPhrase {
-				t = phrase(&s, &w)
+				t = phrase(&s, w)
 			}
 		}
 		switch t {
 		case tDOB:
 			if dob {
-				dst = dobAfter(text, &w, dst)
+				dst = dobAfter(text, w, dst)
 			}
 		case tPassport:
 			if pass {
@@ -164,13 +166,13 @@ func (d *Detectors) scanWords(text string, dst []detect.Finding) []detect.Findin
 		case tNone:
 		default:
 			if person {
-				dst = s.personAfter(text, &w, t, dst)
+				dst = s.personAfter(text, w, t, dst)
 			}
 		}
 		if person && w.upper && w.start >= s.personEnd && t == tNone {
-			dst = s.bareName(text, &w, dst)
+			dst = s.bareName(text, w, dst)
 		}
-		s.prev2, s.prev = s.prev, w
+		s.prev2, s.prev, w = s.prev, w, s.prev2
 	}
 	return dst
 }
@@ -236,6 +238,27 @@ func readWord(text string, i int, w *word) int {
 		}
 		w.n += copy(w.key[w.n:], b)
 	}
+	// The ASCII letters at the start, without the general loop.
+	if i < len(text) && isLetter(text[i]) {
+		w.upper = isUpper(text[i])
+		first = false
+		j := i
+		for j < len(text) && isLetter(text[j]) {
+			j++
+		}
+		if j-i > maxKey {
+			overflow = true
+		} else {
+			for k := i; k < j; k++ {
+				w.key[k-i] = text[k] | 0x20
+			}
+			w.n = j - i
+		}
+		i = j
+		if i == len(text) || text[i] < utf8.RuneSelf && !isWordJoiner(text[i]) {
+			return finish(w, i, overflow)
+		}
+	}
 	for i < len(text) {
 		c := text[i]
 		switch {
@@ -277,6 +300,10 @@ func readWord(text string, i int, w *word) int {
 	return finish(w, i, overflow)
 }
 
+// isWordJoiner reports whether c may join two parts of one word
+// ("driver's", "Jean-Luc", "d.o.b").
+func isWordJoiner(c byte) bool { return c == '\'' || c == '-' || c == '.' }
+
 func finish(w *word, end int, overflow bool) int {
 	w.end = end
 	if overflow {
@@ -295,4 +322,43 @@ func startsLetter(s string) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(s)
 	return unicode.IsLetter(r)
+}
+
+// keyFilter answers "may this key be in the set?" from its length and its
+// first and last bytes, before a map lookup: most words of a text are no
+// key word, and the filter turns them away without hashing.
+type keyFilter [maxKey + 1][27]uint32
+
+func letterIndex(c byte) int {
+	if 'a' <= c && c <= 'z' {
+		return int(c - 'a')
+	}
+	return 26
+}
+
+func (f *keyFilter) add(k string) {
+	if n := len(k); n > 0 && n <= maxKey {
+		f[n][letterIndex(k[0])] |= 1 << letterIndex(k[n-1])
+	}
+}
+
+func (f *keyFilter) may(k string) bool {
+	n := len(k)
+	return n > 0 && n <= maxKey && f[n][letterIndex(k[0])]&(1<<letterIndex(k[n-1])) != 0
+}
+
+var triggerFilter = func() *keyFilter {
+	f := new(keyFilter)
+	for k := range triggers {
+		f.add(k)
+	}
+	return f
+}()
+
+// triggerOf is the trigger kind of a key, tNone if it has none.
+func triggerOf(k string) trigger {
+	if !triggerFilter.may(k) {
+		return tNone
+	}
+	return triggers[k]
 }
