@@ -131,7 +131,8 @@ func cardsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		}
 		for j := best; j >= i; j-- {
 			nd := r.digits(i, j)
-			if nd < 12 || !cardGrouping(r, i, j) || r.glued(i, j) {
+			// A '+' opens a phone number, never a card.
+			if nd < 12 || !cardGrouping(r, i, j) || r.glued(i, j) || i == 0 && r.plus {
 				continue
 			}
 			// A dashed window inside a longer dashed chain is a part of an

@@ -39,6 +39,7 @@ func TestCreditCard(t *testing.T) {
 		{"uuid digits", "12345678-1234-1234-1234-123456789012", nil},
 		{"microsecond timestamp", "ts=1692102645123456", nil},
 		{"too short", "4242 4242 42", nil},
+		{"phone with plus", "call +4915123615846", nil},
 	})
 }
 

@@ -135,7 +135,7 @@ func gluedLeft(text string, start int) bool {
 	if isWordByte(c) {
 		return true
 	}
-	return (c == '-' || c == '_' || c == '.' || c == '/' || c == '#') && start >= 2 && isWordByte(text[start-2])
+	return (c == '-' || c == '_' || c == '.' || c == '/') && start >= 2 && isWordByte(text[start-2])
 }
 
 // inIBANChain reports whether the run starting at start continues an

@@ -274,7 +274,7 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 		colon := at < len(text) && text[at] == ':'
 		if colon {
 			at++
-		} else if at >= len(text) || text[at] != ' ' {
+		} else if at >= len(text) || text[at] != ' ' || colonLabels[w.k()] {
 			return dst
 		}
 		nm = readName(text, skipTitle(text, at))
@@ -321,6 +321,14 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 	s.personEnd = nm.end
 	return append(dst, finding(detect.Person, nm.start, nm.end, score, rule))
 }
+
+// colonLabels are labels that announce a name only before a colon
+// ("To: Anna Weber", not "to San Francisco").
+var colonLabels = map[string]bool{"to": true, "from": true, "cc": true, "attn": true, "attention": true,
+	"signed": true, "user": true, "owner": true, "member": true, "author": true, "name": true,
+	"nombre": true, "nom": true, "vorname": true, "nachname": true, "prénom": true, "apellido": true,
+	"surname": true, "record": true, "lead": true, "guest": true, "sender": true, "recipient": true,
+	"manager": true, "reporter": true, "student": true}
 
 // skipTitle returns the position after a title ("Mr. ", "Dr ") at i, or i.
 func skipTitle(text string, i int) int {
@@ -371,16 +379,25 @@ func (s *wordScan) bareName(text string, w *word, dst []detect.Finding) []detect
 		return dst
 	}
 	if !listedName(w.k()) {
-		// A signature line: "Anna Weber | Head of Finance | +49 …".
-		if !w.lineStart {
-			return dst
-		}
 		nm := readName(text, w.start)
-		if nm.start != w.start || nm.words < 2 || !followedBy(text, nm.end, " |", " -", " –", ", ") || !sigLine(text, nm.end) {
+		if nm.start != w.start || nm.words < 2 || nm.caps {
 			return dst
 		}
-		s.personEnd = nm.end
-		return append(dst, finding(detect.Person, nm.start, nm.end, 0.65, "person:signature-line"))
+		switch {
+		case followedBy(text, nm.end, " who ", " whose ", " who's "):
+			// "a reply to Edlin Vazquez who says …": a relative "who"
+			// follows a person.
+			if s.prev.upper && s.prev.end > 0 && w.start-s.prev.end <= 1 || s.titleCase(text) {
+				return dst
+			}
+			s.personEnd = nm.end
+			return append(dst, finding(detect.Person, nm.start, nm.end, 0.6, "person:who"))
+		case w.lineStart && followedBy(text, nm.end, " |", " -", " –", ", ") && sigLine(text, nm.end):
+			// A signature line: "Anna Weber | Head of Finance | +49 …".
+			s.personEnd = nm.end
+			return append(dst, finding(detect.Person, nm.start, nm.end, 0.65, "person:signature-line"))
+		}
+		return dst
 	}
 	// Inside a run of capitalised words (a title, a heading) it is no
 	// name, unless that run is one word opening a sentence ("Yesterday

@@ -32,6 +32,7 @@ func TestPerson(t *testing.T) {
 		{"verb at", "please call Jürgen at +49 30 901820", []string{"Jürgen"}},
 		{"listed bare full name", "Yesterday Robert Kowalski approved it.", []string{"Robert Kowalski"}},
 		{"signature line", "--\nWaly Thompson | Account Manager | +1 201-555-0100", []string{"Waly Thompson"}},
+		{"who", "Write a reply to Edlin Vazquez who says it failed.", []string{"Edlin Vazquez"}},
 		{"possessive", "my name is Anna Weber's", []string{"Anna Weber"}},
 
 		{"hello world", "Hello World! This is my first program.", nil},
@@ -52,5 +53,10 @@ func TestPerson(t *testing.T) {
 		{"all caps acronym", "Hi IT, the VPN is down", nil},
 		{"lower case after title", "Mr. smith", nil},
 		{"sentence start", "Name the file carefully.", nil},
+		{"places and products", "We moved from New York to San Francisco and now use Microsoft Teams, Amazon Web Services and Apache Kafka.", nil},
+		{"holidays and fields", "On Black Friday the Data Science team met the Machine Learning group in Los Angeles.", nil},
+		{"listed name as a place", "Our office in Beverly Hills and the store near Victoria Station.", nil},
+		{"who after a product", "Ask Microsoft Teams who joined.", nil},
+		{"product with a name", "Ask Siri or Alexa; open Jenkins Pipeline.", nil},
 	})
 }

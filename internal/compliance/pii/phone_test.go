@@ -31,6 +31,10 @@ func TestPhone(t *testing.T) {
 		{"es national spaced", "móvil 612 34 56 78", []string{"612 34 56 78"}},
 		{"region of an earlier +cc", "+44 20 7946 0958 or 020 7946 0000", []string{"+44 20 7946 0958", "020 7946 0000"}},
 		{"two phones", "415-555-0132 or 415-555-0199", []string{"415-555-0132", "415-555-0199"}},
+		{"de mobile compact", "Contact | +4915123615846 | Berlin", []string{"+4915123615846"}},
+		{"uk with (0)", "+44 (0)20 7946 0958", []string{"+44 (0)20 7946 0958"}},
+		{"faker style", "001-202-555-0173x1234", []string{"001-202-555-0173x1234"}},
+		{"tel uri", "tel:+14155550132", []string{"+14155550132"}},
 		{"ssn then phone", "SSN 536-22-1234, phone (415) 555-0132", []string{"(415) 555-0132"}},
 
 		{"timestamp", "at 2023-08-15 12:30:45 UTC", nil},
