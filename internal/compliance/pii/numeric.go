@@ -75,7 +75,7 @@ func isNumSep(c byte) bool {
 func (d *Detectors) scanNumbers(text string, dst []detect.Finding) []detect.Finding {
 	var r numRun
 	var ph phoneState
-	ph.budget = phoneBudget(len(text))
+	ph.budget, ph.effort = phoneBudget(len(text)), phoneEffort(len(text))
 	i := 0
 	for i < len(text) {
 		if !isDigit(text[i]) {

@@ -78,13 +78,18 @@ var (
 // the next.
 type phoneState struct {
 	budget int    // library validations left
+	effort int    // windows left to weigh (context words, shapes)
 	region string // region of the last '+' number validated, "" if none
 }
 
 // phoneBudget is the number of library validations allowed for a text of n
-// bytes: enough for every phone of any real text (about one per 64 bytes),
-// bounded for adversarial input.
-func phoneBudget(n int) int { return 32 + n/64 }
+// bytes: enough for the phones of any real text, bounded for adversarial
+// input (a megabyte of phone-shaped numbers: about 4,000 checks, 80 ms).
+func phoneBudget(n int) int { return 48 + n/256 }
+
+// phoneEffort is the number of candidate windows weighed for a text of n
+// bytes (each costs a look at the words around it, about a microsecond).
+func phoneEffort(n int) int { return 256 + n/16 }
 
 // phonesInRun finds phone numbers among the groups of r.
 func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) []detect.Finding {
@@ -92,9 +97,10 @@ func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) [
 		if r.g[i].date || r.g[i].used {
 			continue
 		}
-		// The longest window of at most 15 digits first.
+		// The longest window of at most 15 digits first, up to a date or
+		// a group used by another detector.
 		last, nd := i, 0
-		for j := i; j < r.n && !r.g[j].date; j++ {
+		for j := i; j < r.n && !r.g[j].date && !r.g[j].used; j++ {
 			nd += r.g[j].end - r.g[j].start
 			if nd > 15 {
 				break
@@ -102,10 +108,6 @@ func phonesInRun(text string, r *numRun, ph *phoneState, dst []detect.Finding) [
 			last = j
 		}
 		for j := last; j >= i; j-- {
-			if r.g[j].used {
-				last = j - 1
-				continue
-			}
 			f, ok := phoneWindow(text, r, i, j, ph)
 			if ok {
 				dst = append(dst, f)
@@ -129,9 +131,10 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 	case !intl && (nd < 9 || nd > 13):
 		return detect.Finding{}, false
 	}
-	if r.glued(i, j) {
+	if r.glued(i, j) || ph.effort <= 0 {
 		return detect.Finding{}, false
 	}
+	ph.effort--
 	// A window inside a longer chain joined by single dashes or dots is a
 	// piece of something else (an ISBN, a part number, an outline number).
 	if i > 0 && chainSep(r.sep(text, i)) || j+1 < r.n && chainSep(r.sep(text, j+1)) {
@@ -161,7 +164,17 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 		return detect.Finding{}, false
 	}
 	nanp := nanpShape(text, r, i, j)
-	valid, region, foreign := false, "", false
+	valid, region, foreign, unchecked := false, "", false, false
+	if ph.budget <= 0 && intl {
+		// Past the budget an international number with a known calling
+		// code and a plausible length still counts, unvalidated.
+		var buf [32]byte
+		d := windowDigits(text, r, i, j, buf[:])
+		if plus {
+			_, nsn, known := splitCC(d)
+			unchecked = known && len(nsn) >= 6 && len(nsn) <= 12
+		}
+	}
 	if ph.budget > 0 {
 		valid, region = validPhone(text, r, i, j, intl, ph, start, end)
 		if !valid && !intl && !nanp && (context || spacedShape(text, r, i, j)) {
@@ -177,6 +190,8 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 		ph.region = region
 	case foreign:
 		score, rule = 0.7, "phone:national-eu"
+	case unchecked:
+		score, rule = 0.6, "phone:e164-unchecked"
 	case valid:
 		score, rule = 0.85, "phone:national"
 	case nanp:
@@ -343,18 +358,6 @@ var callingCodes = func() (set [1000]bool) {
 	return set
 }()
 
-// callingCode reports whether digits (a number after its '+') start with
-// a known country calling code.
-func callingCode(digits string) bool {
-	cc := 0
-	for k := 0; k < 3 && k < len(digits) && isDigit(digits[k]); k++ {
-		cc = cc*10 + int(digits[k]-'0')
-		if callingCodes[cc] {
-			return true
-		}
-	}
-	return false
-}
 
 // spacedShape reports whether groups i..j of r are written like a
 // European national number: joined by single spaces (or dots), either
