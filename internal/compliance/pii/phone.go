@@ -358,7 +358,6 @@ var callingCodes = func() (set [1000]bool) {
 	return set
 }()
 
-
 // spacedShape reports whether groups i..j of r are written like a
 // European national number: joined by single spaces (or dots), either
 // with a trunk prefix 0 and groups of at most 8 digits, or in four or more
