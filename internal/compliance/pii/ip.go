@@ -47,7 +47,8 @@ func ipv4(text string, start, end int, dst []detect.Finding) []detect.Finding {
 		return dst // the tail of an IPv6 address (::ffff:192.0.2.128)
 	}
 	a, err := netip.ParseAddr(text[start:end])
-	if err != nil || !a.Is4() || a.IsUnspecified() {
+	// Loopback and unspecified addresses name no host of anyone's.
+	if err != nil || !a.Is4() || a.IsUnspecified() || a.IsLoopback() {
 		return dst
 	}
 	// A dot after the address continuing into a digit would have joined
@@ -161,7 +162,7 @@ func scanIPv6(text string, dst []detect.Finding) []detect.Finding {
 			continue
 		}
 		a, err := netip.ParseAddr(tok)
-		if err != nil || !a.Is6() || a.Zone() != "" {
+		if err != nil || !a.Is6() || a.Zone() != "" || a.Unmap().IsLoopback() || a.Unmap().IsUnspecified() {
 			continue
 		}
 		score := 0.9

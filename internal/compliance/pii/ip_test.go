@@ -33,6 +33,8 @@ func TestIPAddress(t *testing.T) {
 		{"octet too big", "999.1.1.1", nil},
 		{"leading zero", "010.1.1.1", nil},
 		{"unspecified", "listen on 0.0.0.0", nil},
+		{"loopback", "curl http://127.0.0.1:8080/ and [::1]:80", nil},
+		{"mapped unspecified", "::ffff:0.0.0.0", nil},
 		{"reverse dns name", "4.3.2.1.in-addr.arpa", nil},
 		{"time", "at 12:30:45", nil},
 		{"mac", "00:1A:2B:3C:4D:5E", nil},

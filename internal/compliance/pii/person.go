@@ -78,6 +78,10 @@ func init() {
 	via email phone mobile fax address zip code city state country street postal
 	mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec am pm utc gmt est pst
 	q1 q2 q3 q4 one two three four five six seven eight nine ten
+	network networks connection adapter device devices host server servers folder project branch
+	organization org workspace repository repo database column field model class function method
+	variable module package library service wireless local area
+	claude gemini siri alexa cortana copilot llama mistral grok chatgpt gpt bard jarvis bing
 	hills park city springs beach valley heights island islands lake falls bay harbor harbour creek
 	ridge station airport county bridge square plaza mountain mountains river gardens village
 	township district avenue boulevard highway parkway terrace court`) {
@@ -132,7 +136,7 @@ func readName(text string, i int) name {
 			}
 			initials = true
 			e++
-		case w.upper && !nameStop[key] && e-pos >= 2:
+		case w.upper && !nameStop[key] && e-pos >= 2 && !camel(text[pos:e]):
 			if nm.words == 0 {
 				nm.listed = listedName(key)
 				if !initials {
@@ -215,6 +219,28 @@ func followedBy(text string, i int, ss ...string) bool {
 	return false
 }
 
+// camel reports whether s has a capital after its first letter other than
+// in a name's usual places: after '-' or an apostrophe, after Mc, Mac, De,
+// Di, La, Le, Van, Von, Fitz ("McDonald", "DeVito"), or in a word in
+// capitals. "CheckWebhookURL" and "API-key" are no names.
+func camel(s string) bool {
+	if allCaps(s) {
+		return false
+	}
+	prev := rune(0)
+	for i, r := range s {
+		if i > 0 && unicode.IsUpper(r) && prev != '-' && prev != '\'' && prev != '’' {
+			switch s[:i] {
+			case "Mc", "Mac", "De", "Di", "Da", "La", "Le", "Van", "Von", "Fitz", "O", "D":
+			default:
+				return true
+			}
+		}
+		prev = r
+	}
+	return false
+}
+
 func allCaps(s string) bool {
 	for _, r := range s {
 		if unicode.IsLower(r) {
@@ -290,7 +316,11 @@ func (s *wordScan) personAfter(text string, w *word, t trigger, dst []detect.Fin
 			return dst // a heading in title case: "The Road by Cormac McCarthy"
 		}
 		nm = readName(text, skipTitle(text, at))
-		if nm.caps || !nm.listed && !nm.punct && !followedBy(text, nm.end, " at ", " on ", " via ", " for ", " about ", " and ", " who ", "'s ", "’s ") {
+		// A listed first name; or a full name closed by punctuation or
+		// followed by "at", "on"…; or one word followed by "at", "on",
+		// "via" ("reach Siward at …"). Not "by Run and by Key".
+		after := followedBy(text, nm.end, " at ", " on ", " via ", " who ", "'s ", "’s ")
+		if nm.caps || !nm.listed && !(nm.words >= 2 && (nm.punct || after || followedBy(text, nm.end, " for ", " about ", " and "))) && !(nm.words == 1 && after) {
 			return dst
 		}
 		score, rule = 0.7, "person:verb"

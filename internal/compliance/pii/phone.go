@@ -27,7 +27,7 @@ import (
 
 var (
 	phoneWords = newWordSet("phone", "phones", "tel", "telephone", "call", "called", "calling", "mobile",
-		"cell", "cellphone", "fax", "contact", "reach", "text", "sms", "whatsapp", "signal", "dial",
+		"cell", "cellphone", "fax", "contact", "reach", "text me", "texted", "sms", "whatsapp", "signal", "dial",
 		"ring", "hotline", "ph", "mob", "landline", "telefon", "telefonnummer", "handy", "mobil",
 		"téléphone", "portable", "teléfono", "móvil", "celular", "tél", "voicemail", "extension",
 		"ext", "direct", "office", "call back", "callback")
@@ -154,6 +154,11 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 		}
 	}
 	bare := i == j && !plus
+	// A national number in groups opens with at most five digits (a
+	// trunk prefix and an area code): "52428800 (50" is no phone.
+	if !intl && !bare && r.g[i].end-r.g[i].start > 5 {
+		return detect.Finding{}, false
+	}
 	context := near(text, start, end, 64, phoneWords)
 	if bare && !context {
 		return detect.Finding{}, false
@@ -177,7 +182,7 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 	}
 	if ph.budget > 0 {
 		valid, region = validPhone(text, r, i, j, intl, ph, start, end)
-		if !valid && !intl && !nanp && (context || spacedShape(text, r, i, j)) {
+		if !valid && !intl && !nanp && !bare && (context || spacedShape(text, r, i, j)) {
 			valid, region = validAbroad(text, r, i, j, ph)
 			foreign = valid
 		}
@@ -278,7 +283,7 @@ func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, sta
 			return true, reg
 		}
 	}
-	if ph.region != "" && ph.region != "US" && ph.region != hint && spend() {
+	if ph.region != "" && ph.region != "US" && ph.region != hint && i != j && spend() {
 		reg, ok := validParsed(raw, ph.region)
 		return ok, reg
 	}

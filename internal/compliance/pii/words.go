@@ -58,7 +58,7 @@ var triggers = map[string]trigger{
 	"moin": tGreetWeak, "servus": tGreetWeak, "morning": tGreetWeak, "afternoon": tGreetWeak,
 	"evening": tGreetWeak, "thanks": tGreetWeak, "yo": tGreetWeak,
 
-	"named": tIntro, "m'appelle": tIntro, "llamo": tIntro, "heiße": tIntro, "heisse": tIntro,
+	"named": tIntroWeak, "called": tIntroWeak, "m'appelle": tIntro, "llamo": tIntro, "heiße": tIntro, "heisse": tIntro,
 	"i'm": tIntroWeak, "soy": tIntroWeak, "sono": tIntroWeak,
 
 	"name": tLabel, "nombre": tLabel, "nom": tLabel, "patient": tLabel, "customer": tLabel,
