@@ -32,37 +32,46 @@ func ipv4InRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		}
 		glued := i == 0 && r.gluedBefore || j == r.n-1 && r.gluedAfter
 		if j-i == 3 && !glued && !(i == 0 && r.plus) {
-			dst = ipv4(text, r.g[i].start, r.g[j].end, dst)
+			var isAddr bool
+			dst, isAddr = ipv4(text, r.g[i].start, r.g[j].end, dst)
+			if isAddr {
+				r.use(i, j) // an address (or a version) is no phone
+			}
 		}
-		if j-i >= 3 {
-			r.use(i, j) // a dotted chain of four or more is no phone
+		if j-i >= 4 && !pairs(r, i, j) {
+			r.use(i, j) // nor an OID or an outline number
 		}
 		i = j + 1
 	}
 	return dst
 }
 
-func ipv4(text string, start, end int, dst []detect.Finding) []detect.Finding {
+// ipv4 checks text[start:end], four dotted groups, as an address; isAddr
+// reports whether it reads as one, reported or not.
+func ipv4(text string, start, end int, dst []detect.Finding) (_ []detect.Finding, isAddr bool) {
 	if v6Tail(text, start) {
-		return dst // the tail of an IPv6 address (::ffff:192.0.2.128)
+		return dst, true // the tail of an IPv6 address (::ffff:192.0.2.128)
 	}
 	a, err := netip.ParseAddr(text[start:end])
+	if err != nil || !a.Is4() {
+		return dst, false
+	}
 	// Loopback and unspecified addresses name no host of anyone's.
-	if err != nil || !a.Is4() || a.IsUnspecified() || a.IsLoopback() {
-		return dst
+	if a.IsUnspecified() || a.IsLoopback() {
+		return dst, true
 	}
 	// A dot after the address continuing into a digit would have joined
 	// the chain; a '.' followed by a letter is a hostname or a file name
 	// ("1.2.3.4.in-addr.arpa", "1.2.3.4.tar.gz").
 	if end+1 < len(text) && text[end] == '.' && isLetter(text[end+1]) {
-		return dst
+		return dst, true
 	}
 	b := a.As4()
 	if isMask(b) {
-		return dst
+		return dst, true
 	}
 	if before(text, start, 24, notIPWords) {
-		return dst
+		return dst, true
 	}
 	score := 0.85
 	small := b[0] < 10 && b[1] < 10 && b[2] < 10 && b[3] < 10
@@ -76,7 +85,18 @@ func ipv4(text string, start, end int, dst []detect.Finding) []detect.Finding {
 		// outline number as an address.
 		score = 0.45
 	}
-	return append(dst, finding(detect.IPAddress, start, end, score, "ipv4"))
+	return append(dst, finding(detect.IPAddress, start, end, score, "ipv4")), true
+}
+
+// pairs reports whether groups i..j of r all have two digits: a French
+// phone number written with dots (01.42.68.53.00), not an OID.
+func pairs(r *numRun, i, j int) bool {
+	for k := i; k <= j; k++ {
+		if r.g[k].end-r.g[k].start != 2 {
+			return false
+		}
+	}
+	return true
 }
 
 // v6Tail reports whether the dotted quad at start ends an IPv6 token: the

@@ -154,6 +154,11 @@ func phoneWindow(text string, r *numRun, i, j int, ph *phoneState) (detect.Findi
 		}
 	}
 	bare := i == j && !plus
+	// Four groups joined by dots and no '+' are a version (Chrome
+	// 120.0.6099.109) when they are no address.
+	if !intl && j-i == 3 && r.sep(text, i+1) == "." && r.sep(text, i+2) == "." && r.sep(text, i+3) == "." {
+		return detect.Finding{}, false
+	}
 	// A national number in groups opens with at most five digits (a
 	// trunk prefix and an area code): "52428800 (50" is no phone.
 	if !intl && !bare && r.g[i].end-r.g[i].start > 5 {

@@ -34,6 +34,9 @@ func TestPhone(t *testing.T) {
 		{"de mobile compact", "Contact | +4915123615846 | Berlin", []string{"+4915123615846"}},
 		{"uk with (0)", "+44 (0)20 7946 0958", []string{"+44 (0)20 7946 0958"}},
 		{"faker style", "001-202-555-0173x1234", []string{"001-202-555-0173x1234"}},
+		{"dotted +1", "+1.415.555.0132", []string{"+1.415.555.0132"}},
+		{"fr dotted", "tél. 01.42.68.53.00", []string{"01.42.68.53.00"}},
+		{"browser version", "Chrome 120.0.6099.109 crashed", nil},
 		{"tel uri", "tel:+14155550132", []string{"+14155550132"}},
 		{"ssn then phone", "SSN 536-22-1234, phone (415) 555-0132", []string{"(415) 555-0132"}},
 

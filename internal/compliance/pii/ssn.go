@@ -46,7 +46,7 @@ func ssnsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 			continue
 		}
 		s1, s2 := r.sep(text, i+1), r.sep(text, i+2)
-		if s1 != s2 || (s1 != "-" && s1 != " ") {
+		if s1 != s2 || (s1 != "-" && s1 != " " && s1 != ".") {
 			continue
 		}
 		g2, g3 := r.g[i+1], r.g[i+2]
@@ -65,8 +65,11 @@ func ssnsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		}
 		start, end := g.start, g3.end
 		score, rule := 0.8, "ssn:dashed"
-		if s1 == " " {
+		switch s1 {
+		case " ":
 			score, rule = 0.6, "ssn:spaced"
+		case ".":
+			score, rule = 0.45, "ssn:dotted" // only with an SSN word
 		}
 		pos, neg := near(text, start, end, 40, ssnWords), before(text, start, 32, notSSNWords)
 		switch {

@@ -13,6 +13,8 @@ func TestSSN(t *testing.T) {
 		{"spaced with context", "social security number 536 22 1234", []string{"536 22 1234"}},
 		{"bare with context", "my ssn is 536221234", []string{"536221234"}},
 		{"two", "536-22-1234 and 078-05-1120", []string{"536-22-1234", "078-05-1120"}},
+		{"dotted with context", "SSN 536.22.1234", []string{"536.22.1234"}},
+		{"dotted without context", "version 536.22.1234", nil},
 		{"after ssn#", "SSN#536-22-1234", []string{"536-22-1234"}},
 
 		{"area 000", "SSN 000-12-3456", nil},
