@@ -89,3 +89,25 @@ func TestRedactCompactForms(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentDetect runs one Detectors from several goroutines (the
+// phone metadata is compiled lazily, once): run it with -race.
+func TestConcurrentDetect(t *testing.T) {
+	d := New()
+	want := len(d.Detect(labelled.text, nil))
+	done := make(chan int)
+	for g := 0; g < 8; g++ {
+		go func() {
+			n := 0
+			for i := 0; i < 20; i++ {
+				n = len(d.Detect(labelled.text, nil))
+			}
+			done <- n
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if got := <-done; got != want {
+			t.Errorf("concurrent Detect found %d findings, want %d", got, want)
+		}
+	}
+}
