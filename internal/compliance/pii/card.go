@@ -14,6 +14,12 @@ type iinRange struct {
 	brand   string
 }
 
+// cardRules is the Rule of each brand's cards.
+var cardRules = map[string]string{"visa": "card:visa+luhn", "mastercard": "card:mastercard+luhn",
+	"amex": "card:amex+luhn", "discover": "card:discover+luhn", "jcb": "card:jcb+luhn",
+	"diners": "card:diners+luhn", "unionpay": "card:unionpay+luhn", "mir": "card:mir+luhn",
+	"maestro": "card:maestro+luhn"}
+
 func lens(ns ...int) uint32 {
 	var m uint32
 	for _, n := range ns {
@@ -162,7 +168,7 @@ func cardsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 			case pos:
 				score += 0.09
 			}
-			dst = append(dst, finding(detect.CreditCard, start, end, score, "card:"+brand+"+luhn"))
+			dst = append(dst, finding(detect.CreditCard, start, end, score, cardRules[brand]))
 			r.use(i, j)
 			found = j
 			break

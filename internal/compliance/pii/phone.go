@@ -78,8 +78,18 @@ var (
 // the next.
 type phoneState struct {
 	budget int    // library validations left
+	buf    []byte // digits handed to the metadata's patterns (they escape)
 	effort int    // windows left to weigh (context words, shapes)
 	region string // region of the last '+' number validated, "" if none
+}
+
+// scratch returns a 40-byte buffer for one number's digits, allocated once
+// per text (the patterns' matcher keeps its input on the heap).
+func (ph *phoneState) scratch() []byte {
+	if ph.buf == nil {
+		ph.buf = make([]byte, 40)
+	}
+	return ph.buf[:40]
 }
 
 // phoneBudget is the number of library validations allowed for a text of n
@@ -251,8 +261,7 @@ func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, sta
 		ph.budget--
 		return true
 	}
-	var buf [32]byte
-	d := windowDigits(text, r, i, j, buf[:])
+	d := windowDigits(text, r, i, j, ph.scratch())
 	if intl {
 		switch {
 		case i == 0 && r.plus:
@@ -284,12 +293,12 @@ func validPhone(text string, r *numRun, i, j int, intl bool, ph *phoneState, sta
 	raw := text[r.g[i].start:r.g[j].end]
 	hint := regionHint(text, start, end)
 	if hint != "" && hint != "US" && spend() {
-		if reg, ok := validParsed(raw, hint); ok {
+		if reg, ok := validParsed(raw, hint, ph.scratch()); ok {
 			return true, reg
 		}
 	}
 	if ph.region != "" && ph.region != "US" && ph.region != hint && i != j && spend() {
-		reg, ok := validParsed(raw, ph.region)
+		reg, ok := validParsed(raw, ph.region, ph.scratch())
 		return ok, reg
 	}
 	return false, ""
@@ -333,7 +342,7 @@ func validAbroad(text string, r *numRun, i, j int, ph *phoneState) (ok bool, reg
 			break
 		}
 		ph.budget--
-		if got, ok := validParsed(raw, reg); ok {
+		if got, ok := validParsed(raw, reg, ph.scratch()); ok {
 			return true, got
 		}
 	}
@@ -342,12 +351,11 @@ func validAbroad(text string, r *numRun, i, j int, ph *phoneState) (ok bool, reg
 
 // validParsed parses raw as a national number of region with phonenumbers
 // (which strips the region's trunk prefix) and validates it.
-func validParsed(raw, region string) (string, bool) {
+func validParsed(raw, region string, buf []byte) (string, bool) {
 	n, err := phonenumbers.Parse(raw, region)
 	if err != nil || n.GetCountryCode() == 0 {
 		return "", false
 	}
-	var buf [40]byte
 	nsn := buf[:0]
 	if n.GetItalianLeadingZero() {
 		for z := min(max(int(n.GetNumberOfLeadingZeros()), 1), 16); z > 0; z-- {
