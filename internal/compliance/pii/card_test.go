@@ -1,0 +1,70 @@
+package pii
+
+import (
+	"testing"
+
+	"github.com/svc-gateway/svc/internal/compliance/detect"
+)
+
+// Card numbers below are the brands' and payment processors' published test
+// numbers.
+func TestCreditCard(t *testing.T) {
+	runTable(t, detect.CreditCard, []tcase{
+		{"visa spaced", "card 4242 4242 4242 4242 please", []string{"4242 4242 4242 4242"}},
+		{"visa dashed", "4111-1111-1111-1111", []string{"4111-1111-1111-1111"}},
+		{"visa bare", "pay with 4000056655665556.", []string{"4000056655665556"}},
+		{"mastercard 51-55", "MC 5555555555554444 and 5105 1051 0510 5100", []string{"5555555555554444", "5105 1051 0510 5100"}},
+		{"mastercard 2-series", "2223003122003222", []string{"2223003122003222"}},
+		{"amex 4-6-5", "Amex 3782 822463 10005 exp 09/27", []string{"3782 822463 10005"}},
+		{"amex bare", "371449635398431", []string{"371449635398431"}},
+		{"discover", "6011111111111117 / 6011 0009 9013 9424", []string{"6011111111111117", "6011 0009 9013 9424"}},
+		{"jcb", "JCB 3566002020360505", []string{"3566002020360505"}},
+		{"diners 14", "Diners 36227206271667", []string{"36227206271667"}},
+		{"unionpay 19", "6205500000000000004", []string{"6205500000000000004"}},
+		{"with expiry after", "4242 4242 4242 4242 12/25", []string{"4242 4242 4242 4242"}},
+		{"order word but card word too", "card used for order: 4242424242424242", []string{"4242424242424242"}},
+		{"in json", `{"pan":"4242424242424242"}`, []string{"4242424242424242"}},
+
+		{"luhn fails", "card 4242 4242 4242 4241", nil},
+		{"order number luhn-valid", "Your order number is 4242424242424242, keep it.", nil},
+		{"tracking number", "tracking number 5555 5555 5555 4444 shows delivered", nil},
+		{"invoice", "Invoice 4111111111111111 is overdue", nil},
+		{"imei luhn-valid 35", "IMEI 356938035643809", nil},
+		{"imei without the word", "my handset 490154203237518 is blocked", nil},
+		{"isbn-13", "ISBN 9783161484100", nil},
+		{"no brand", "9999 9999 9999 9995", nil},
+		{"mixed separators", "4242-4242 4242-4242", nil},
+		{"part of a longer dashed id", "PN 4242-4242-4242-4242-77", nil},
+		{"inside hex", "deadbeef4242424242424242cafe", nil},
+		{"uuid digits", "12345678-1234-1234-1234-123456789012", nil},
+		{"microsecond timestamp", "ts=1692102645123456", nil},
+		{"too short", "4242 4242 42", nil},
+		{"phone with plus", "call +4915123615846", nil},
+	})
+}
+
+func TestLuhnAndBrand(t *testing.T) {
+	tests := []struct {
+		num   string
+		luhn  bool
+		brand string
+	}{
+		{"4242424242424242", true, "visa"},
+		{"4242424242424241", false, "visa"},
+		{"378282246310005", true, "amex"},
+		{"490154203237518", true, ""}, // an IMEI: 15 digits, no 15-digit brand at 49
+		{"3530111333300000", true, "jcb"},
+		{"2720990000000007", true, "mastercard"},
+		{"2721000000000004", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.num, func(t *testing.T) {
+			if got := luhn([]byte(tt.num)); got != tt.luhn {
+				t.Errorf("luhn(%s) = %v, want %v", tt.num, got, tt.luhn)
+			}
+			if got := brandOf([]byte(tt.num)); got != tt.brand {
+				t.Errorf("brandOf(%s) = %q, want %q", tt.num, got, tt.brand)
+			}
+		})
+	}
+}
