@@ -18,7 +18,42 @@ type iinRange struct {
 var cardRules = map[string]string{"visa": "card:visa+luhn", "mastercard": "card:mastercard+luhn",
 	"amex": "card:amex+luhn", "discover": "card:discover+luhn", "jcb": "card:jcb+luhn",
 	"diners": "card:diners+luhn", "unionpay": "card:unionpay+luhn", "mir": "card:mir+luhn",
-	"maestro": "card:maestro+luhn"}
+	"maestro": "card:maestro+luhn", "other": "card:other+luhn"}
+
+// cardSep reports whether s separates a card's groups: one space, dash or
+// dot, or a dash between spaces.
+func cardSep(s string) bool {
+	switch s {
+	case " ", "-", ".", " - ":
+		return true
+	}
+	return false
+}
+
+// otherCard reports whether Luhn-valid digits of no known brand still read
+// as a card: 16 digits (the length nearly every scheme issues), a major
+// industry identifier of payment cards (2–6, 8 for UnionPay and RuPay's
+// 81/82, Troy's 9792), at least four distinct digits (not a filler such as
+// 9999 9999 9999 9995), and grouped in fours or next to a card word.
+func otherCard(digits []byte, grouped, cardWord bool) bool {
+	if len(digits) != 16 {
+		return false
+	}
+	switch d := digits[0]; {
+	case d >= '2' && d <= '6', d == '8', string(digits[:4]) == "9792":
+	default:
+		return false
+	}
+	var seen [10]bool
+	distinct := 0
+	for _, c := range digits {
+		if !seen[c-'0'] {
+			seen[c-'0'] = true
+			distinct++
+		}
+	}
+	return distinct >= 4 && (grouped || cardWord)
+}
 
 func lens(ns ...int) uint32 {
 	var m uint32
@@ -125,7 +160,7 @@ func cardsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 		for j := i; j < r.n && !r.g[j].date; j++ {
 			if j > i {
 				s := r.sep(text, j)
-				if len(s) != 1 || (s[0] != ' ' && s[0] != '-') || s != r.sep(text, i+1) {
+				if !cardSep(s) || s != r.sep(text, i+1) {
 					break
 				}
 			}
@@ -150,16 +185,24 @@ func cardsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 			for k := i; k <= j; k++ {
 				n += copy(buf[n:], text[r.g[k].start:r.g[k].end])
 			}
-			brand := brandOf(buf[:n])
-			if brand == "" || !luhn(buf[:n]) {
+			if !luhn(buf[:n]) {
 				continue
 			}
 			start, end := r.g[i].start, r.g[j].end
+			pos, neg := near(text, start, end, 40, cardWords), before(text, start, 32, notCardWords)
+			brand := brandOf(buf[:n])
 			score := 0.9
-			if n <= 15 && brand == "maestro" {
+			switch {
+			case brand == "" && otherCard(buf[:n], j > i, pos):
+				// A Luhn-valid number of a brand not in the table (RuPay,
+				// Elo, Troy, Verve, national schemes): a card when grouped
+				// in fours or named a card.
+				brand, score = "other", 0.7
+			case brand == "":
+				continue
+			case n <= 15 && brand == "maestro":
 				score = 0.6
 			}
-			pos, neg := near(text, start, end, 40, cardWords), before(text, start, 32, notCardWords)
 			switch {
 			case neg && pos:
 				score = 0.6

@@ -24,6 +24,13 @@ func TestCreditCard(t *testing.T) {
 		{"with expiry after", "4242 4242 4242 4242 12/25", []string{"4242 4242 4242 4242"}},
 		{"order word but card word too", "card used for order: 4242424242424242", []string{"4242424242424242"}},
 		{"in json", `{"pan":"4242424242424242"}`, []string{"4242424242424242"}},
+		{"dotted", "card 4111.1111.1111.1111 exp 09/28", []string{"4111.1111.1111.1111"}},
+		{"spaced dashes", "4111 - 1111 - 1111 - 1111", []string{"4111 - 1111 - 1111 - 1111"}},
+		{"rupay grouped", "6029 1417 7763 1702", []string{"6029 1417 7763 1702"}},
+		{"elo named a card", "Card number: 6363680806360837", []string{"6363680806360837"}},
+		{"troy grouped", "9792-0681-2415-8684", []string{"9792-0681-2415-8684"}},
+		{"unknown brand, bare, no card word", "id 6363680806360837 assigned", nil},
+		{"unknown brand, luhn fails", "6029 1417 7763 1703", nil},
 
 		{"luhn fails", "card 4242 4242 4242 4241", nil},
 		{"order number luhn-valid", "Your order number is 4242424242424242, keep it.", nil},
