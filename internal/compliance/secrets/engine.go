@@ -100,7 +100,10 @@ type engine struct {
 	rs      *ruleSet
 	trie    *ahocorasick.Trie
 	pats    []string  // AC pattern id → keyword
-	targets [][]int32 // AC pattern id → rule index (>= 0) or -1-native
+	// targets maps an AC pattern id to what it wakes: a rule index (its
+	// keyword), anchorBase + a rule index (the name literal of an assignment
+	// rule), or -1-native.
+	targets [][]int32
 	stop    []*ahocorasick.Trie
 	stats   Stats
 }
@@ -128,6 +131,11 @@ func build() (*engine, error) {
 	for i, kws := range rs.keywords {
 		for _, k := range kws {
 			addKW(k, int32(i))
+		}
+	}
+	for i, r := range rs.rules {
+		for _, a := range r.anchors {
+			addKW(a, anchorBase+int32(i))
 		}
 	}
 	for n, kws := range nativeKeywords {
@@ -190,6 +198,9 @@ type scratch struct {
 	b64    [1024]byte
 }
 
+// anchorBase marks a target as an assignment rule's name literal.
+const anchorBase = 1 << 20
+
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // maxPooled bounds the memory a pooled scratch keeps after a large input.
@@ -234,6 +245,9 @@ func (e *engine) scan(sc *scratch, text string) bool {
 	}
 	for i, h := range sc.hits {
 		for _, t := range e.targets[h.pat] {
+			if t >= anchorBase {
+				continue
+			}
 			if t >= 0 {
 				sc.active[t] = true
 			} else if n := -1 - t; len(sc.native[n]) == 0 || sc.native[n][len(sc.native[n])-1] != int32(i) {
@@ -346,21 +360,22 @@ func (e *engine) runPrefix(sc *scratch, r *rule, text string) {
 }
 
 // runAssign runs a rule of gitleaks' assignment template
-// (`[\w.-]{0,50}?<keyword>[ \t\w.-]{0,20}[\s'"]{0,3}<op>[\x60'"\s=]{0,5}
-// <value><end>`): only around keyword occurrences that an operator follows
-// within 23 bytes and a run of value characters long enough within 9 bytes
-// of it, in a window from 50 (or 100) bytes before the keyword to just past that
-// run. Matches that touch a window's right edge are dropped, so `$` cannot
-// match there.
+// (`[\w.-]{0,50}?<name>[ \t\w.-]{0,20}[\s'"]{0,3}<op>[\x60'"\s=]{0,5}
+// <value><end>`) only around occurrences of the name's literals that an
+// operator follows within 23 bytes (plus what of the name the literal
+// leaves) and a run of value bytes long enough within 9 bytes of that; in a
+// window from 50 (or 100) bytes before the literal to just past the run.
+// Matches that touch a window's right edge are dropped, so `$` cannot match
+// there.
 func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
 	sc.wins = sc.wins[:0]
 	n := len(text)
 	for hi, h := range sc.hits {
-		if !slices.Contains(e.targets[h.pat], int32(ri)) {
+		if !slices.Contains(e.targets[h.pat], anchorBase+int32(ri)) {
 			continue
 		}
 		op := sc.op(hi, text)
-		if op < 0 {
+		if op < 0 || op-int(h.end) > r.opBudget {
 			continue
 		}
 		vEnd, ok := r.valueAfter(text, op)
@@ -395,15 +410,16 @@ func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
 	}
 }
 
-// op finds, for hit i, the assignment operator the template allows after a
-// keyword: within 23 bytes of word characters, '.', '-', spaces and quotes.
+// op finds, for hit i, the first assignment operator after it that only
+// word characters, '.', '-', spaces and quotes separate from it (within 64
+// bytes).
 func (sc *scratch) op(i int, text string) int {
 	if sc.opAt[i] != -2 {
 		return int(sc.opAt[i])
 	}
 	at := -1
 	e := int(sc.hits[i].end)
-	for j := e; j < len(text) && j <= e+23; j++ {
+	for j := e; j < len(text) && j <= e+64; j++ {
 		c := text[j]
 		if c == '=' || c == '>' || c == ':' || c == '|' || c == '?' || c == ',' {
 			at = j
@@ -423,7 +439,7 @@ func (sc *scratch) op(i int, text string) int {
 func (r *rule) valueAfter(text string, op int) (int, bool) {
 	limit := 4096
 	if r.valueMax >= 0 {
-		limit = r.valueMax + 1
+		limit = r.valueMax + 10 // the run may start with quote/'=' bytes before the value
 	}
 	for j := op + 1; j <= op+9 && j < len(text); j++ {
 		c := text[j]

@@ -116,7 +116,9 @@ type rule struct {
 	valueMin   int // modeAssign: shortest value
 	valueMax   int // modeAssign: longest value, -1 if unbounded
 	valueAnyOK bool
-	reach      int // modeAssign: how far before the keyword a match may start
+	reach      int      // modeAssign: how far before the keyword a match may start
+	anchors    []string // modeAssign: the name's literals (lower case)
+	opBudget   int      // modeAssign: most bytes from an anchor's end to the operator
 }
 
 // allowlist is a compiled gitleaks allowlist as far as it applies to text.
@@ -283,7 +285,7 @@ func compileRule(rc ruleConfig, als []allowlistConfig, own bool) (*rule, error) 
 		r.secretMax = r.maxLen
 	}
 	switch {
-	case assignReach(rc.Regex) > 0 && strings.Contains(rc.Regex, assignOp) && g != nil:
+	case assignReach(rc.Regex) > 0 && strings.Contains(rc.Regex, assignOp) && g != nil && r.setAnchors(tree):
 		r.mode = modeAssign
 		r.reach = assignReach(rc.Regex)
 		r.valueMin = minLen(g)
@@ -323,6 +325,59 @@ func relax(re *syntax.Regexp) bool {
 		}
 	}
 	return changed
+}
+
+// setAnchors finds, in an assignment template, the literals the name part
+// starts with (the keyword alternation after the [\w.-]{0,50}? prefixes)
+// and how far after one the operator may be. It reports false if the name
+// part does not start with literals of two bytes or more.
+func (r *rule) setAnchors(tree *syntax.Regexp) bool {
+	seq := openAll(tree)
+	i := 0
+	for i < len(seq) && (seq[i].Op == syntax.OpQuest || seq[i].Op == syntax.OpStar || seq[i].Op == syntax.OpRepeat) {
+		i++
+	}
+	if i == 0 || i >= len(seq) {
+		return false
+	}
+	lits, _, _ := expand(seq[i:i+1], []string{""})
+	if len(lits) == 0 || len(lits) > maxPrefixes {
+		return false
+	}
+	shortest := -1
+	for j, l := range lits {
+		if len(l) < 2 {
+			return false
+		}
+		lits[j] = strings.ToLower(l)
+		if shortest < 0 || len(l) < shortest {
+			shortest = len(l)
+		}
+	}
+	k := maxLen(seq[i])
+	if k < 0 {
+		return false
+	}
+	// [ \t\w.-]{0,20}[\s'"]{0,3} after the name, and what of the name the
+	// shortest literal leaves.
+	r.anchors = dedupe(lits)
+	r.opBudget = 23 + k - shortest
+	return true
+}
+
+// openAll opens every concatenation and capture of re into one sequence.
+func openAll(re *syntax.Regexp) []*syntax.Regexp {
+	switch re.Op {
+	case syntax.OpCapture:
+		return openAll(re.Sub[0])
+	case syntax.OpConcat:
+		var out []*syntax.Regexp
+		for _, s := range re.Sub {
+			out = append(out, openAll(s)...)
+		}
+		return out
+	}
+	return []*syntax.Regexp{re}
 }
 
 // assignReach is how far before its keyword a match of an assignment
