@@ -97,9 +97,9 @@ var nativeKeywords = [natCount][]string{
 }
 
 type engine struct {
-	rs      *ruleSet
-	trie    *ahocorasick.Trie
-	pats    []string  // AC pattern id → keyword
+	rs   *ruleSet
+	trie *ahocorasick.Trie
+	pats []string // AC pattern id → keyword
 	// targets maps an AC pattern id to what it wakes: a rule index (its
 	// keyword), anchorBase + a rule index (the name literal of an assignment
 	// rule), or -1-native.
