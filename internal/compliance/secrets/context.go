@@ -35,7 +35,7 @@ func (sc *scratch) aws40(text string, from, to int, score float64) {
 			continue
 		}
 		j := runOf(text, i, isAWSChar)
-		if j-i == 40 && (i == 0 || !isB64(text[i-1])) && (j == len(text) || !isB64(text[j])) {
+		if j-i == 40 && (i == 0 || !isAWSChar(text[i-1])) && (j == len(text) || text[j] != '=') {
 			tok := text[i:j]
 			if awsShape(tok) && entropy(tok) > 3.5 && !placeholder(tok, sc.lower[i:j]) {
 				s := score
@@ -94,7 +94,8 @@ func (sc *scratch) keywordTokens(text string) {
 	for _, hi := range sc.native[natKeyword] {
 		h := sc.hits[hi]
 		p, e := int(h.start), int(h.end)
-		if !sc.wordEdges(text, p, e) {
+		if !sc.wordEdges(text, p, e) || bytes.HasSuffix(sc.lower[max(0, p-7):p], []byte("public")) ||
+			bytes.HasSuffix(sc.lower[max(0, p-7):p], []byte("public ")) {
 			continue
 		}
 		lines, words := 0, 0
@@ -110,6 +111,13 @@ func (sc *scratch) keywordTokens(text string) {
 				continue
 			}
 			j := runOf(text, i, isTokenChar)
+			for k := 0; k < 3 && j < len(text) && text[j] == '='; k++ {
+				j++ // base64 padding
+			}
+			if i == e && j > i+1 && (text[i] == '_' || text[i] == '-' || text[i] == '.') && isAlnum(text[i+1]) {
+				i = j // the word is the head of a longer name ("KEY_PROD:")
+				continue
+			}
 			if j-i >= 16 {
 				sc.token(text, p, e, i, j)
 				break
@@ -124,7 +132,7 @@ func (sc *scratch) keywordTokens(text string) {
 
 // token judges the candidate text[i:j] after the key word text[p:e].
 func (sc *scratch) token(text string, p, e, i, j int) {
-	for i < j && (text[i] == '=' || text[i] == '.' || text[i] == '-' || text[i] == '~') {
+	for i < j && (text[i] == '.' || text[i] == '-' || text[i] == '~') {
 		i++
 	}
 	for j > i && (text[j-1] == '.' || text[j-1] == ',') {
@@ -196,9 +204,11 @@ func tokenShape(tok string, low []byte) bool {
 	return true
 }
 
+// isTokenChar reports the characters of a token ('=' only as padding at
+// its end, so "NAME=value" is two tokens).
 func isTokenChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '+' || c == '/' || c == '=' || c == '_' || c == '-' || c == '.' || c == '~'
+		c == '+' || c == '/' || c == '_' || c == '-' || c == '.' || c == '~'
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
@@ -247,6 +257,8 @@ func (sc *scratch) wordEdges(text string, p, e int) bool {
 	}
 	return true
 }
+
+func isAlnum(c byte) bool { return isAlpha(c) || '0' <= c && c <= '9' }
 
 func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
