@@ -364,7 +364,8 @@ func (e *engine) runPrefix(sc *scratch, r *rule, text string) {
 // <value><end>`) only around occurrences of the name's literals that an
 // operator follows within 23 bytes (plus what of the name the literal
 // leaves) and a run of value bytes long enough within 9 bytes of that; in a
-// window from 50 (or 100) bytes before the literal to just past the run.
+// window from the start of the [\w.-] bytes before the literal (at most 50,
+// or 100, of them) to just past the run.
 // Matches that touch a window's right edge are dropped, so `$` cannot match
 // there.
 func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
@@ -386,7 +387,13 @@ func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
 		for we < n && isClosing(text[we]) && we-vEnd < 64 {
 			we++
 		}
-		sc.wins = append(sc.wins, [2]int{max(0, int(h.start)-r.reach), min(n, we+3)})
+		// The name's [\w.-] prefix: the match starts in the run of those
+		// bytes before the literal.
+		ws := int(h.start)
+		for ws > 0 && int(h.start)-ws < r.reach && (isWord(text[ws-1]) || text[ws-1] == '.' || text[ws-1] == '-') {
+			ws--
+		}
+		sc.wins = append(sc.wins, [2]int{ws, min(n, we+3)})
 	}
 	if len(sc.wins) == 0 {
 		return
