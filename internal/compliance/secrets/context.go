@@ -15,7 +15,8 @@ var awsWords = []string{"aws", "amazon", "iam", "s3", "boto3", "akia"}
 // awsSecret finds AWS secret access keys: exactly 40 characters of
 // [A-Za-z0-9/+], mixed case with a digit or '/' or '+', within 100 bytes
 // after an AWS secret key name ("aws_secret_access_key", "SecretAccessKey",
-// "secret key", …) or within 200 bytes of an access key ID found.
+// "secret key", "AWS", the German, Spanish and French words for secret) or
+// within 200 bytes of an access key ID found.
 func (sc *scratch) awsSecret(text string) {
 	for _, hi := range sc.native[natAWSSecret] {
 		h := sc.hits[hi]
@@ -94,8 +95,7 @@ func (sc *scratch) keywordTokens(text string) {
 	for _, hi := range sc.native[natKeyword] {
 		h := sc.hits[hi]
 		p, e := int(h.start), int(h.end)
-		if !sc.wordEdges(text, p, e) || bytes.HasSuffix(sc.lower[max(0, p-7):p], []byte("public")) ||
-			bytes.HasSuffix(sc.lower[max(0, p-7):p], []byte("public ")) {
+		if !sc.wordEdges(text, p, e) || nonSecretKinds[string(sc.prevWord(p))] {
 			continue
 		}
 		lines, words := 0, 0
@@ -128,6 +128,32 @@ func (sc *scratch) keywordTokens(text string) {
 			i = j
 		}
 	}
+}
+
+// nonSecretKinds are words that, before "key" or "token", name something
+// that is not a credential: "primary key", "page token", "public key".
+var nonSecretKinds = map[string]bool{
+	"public": true, "pub": true, "primary": true, "foreign": true, "partition": true, "sort": true,
+	"composite": true, "unique": true, "natural": true, "surrogate": true, "cache": true, "hash": true,
+	"idempotency": true, "dedup": true, "dedupe": true, "routing": true, "lookup": true, "index": true,
+	"csrf": true, "xsrf": true, "page": true, "nextpage": true, "next": true, "cursor": true,
+	"continuation": true, "pagination": true, "sync": true, "cancellation": true, "input": true,
+	"output": true, "prompt": true, "completion": true, "max": true, "total": true, "bucket": true,
+	"object": true, "map": true, "dict": true, "sequence": true, "schema": true, "musical": true,
+}
+
+// prevWord is the word (lower case letters) before position p, across one
+// separator (space, '_', '-', '.') or a camel-case hump.
+func (sc *scratch) prevWord(p int) []byte {
+	e := p
+	if e > 0 && (sc.lower[e-1] == ' ' || sc.lower[e-1] == '_' || sc.lower[e-1] == '-' || sc.lower[e-1] == '.') {
+		e--
+	}
+	s := e
+	for s > 0 && e-s < 16 && 'a' <= sc.lower[s-1] && sc.lower[s-1] <= 'z' {
+		s--
+	}
+	return sc.lower[s:e]
 }
 
 // token judges the candidate text[i:j] after the key word text[p:e].

@@ -89,10 +89,12 @@ var nativeKeywords = [natCount][]string{
 	natJWT: {"eyj"},
 	natURL: {"://"},
 	natAWSSecret: {"aws_secret_access_key", "secret_access_key", "secretaccesskey", "aws_secret_key",
-		"aws_secret", "aws secret", "secret access key", "secret key", "secret_key", "secretkey"},
+		"aws_secret", "aws secret", "secret access key", "secret key", "secret_key", "secretkey",
+		"aws", "secreta", "secrète", "secrete", "geheim"},
 	natKeyword: {"key", "keys", "token", "secret", "apikey", "api_key", "api-key", "credential", "credentials",
 		"bearer", "auth", "authorization", "passphrase", "signature", "client_secret"},
-	natPassword: {"password", "passwd", "pwd", "passphrase", "passcode"},
+	natPassword: {"password", "passwd", "pwd", "passphrase", "passcode", "passwort", "kennwort",
+		"contraseña", "contrasena", "mot de passe", "senha", "wachtwoord"},
 	natDataURI:  {";base64,"},
 }
 
@@ -538,6 +540,9 @@ func (e *engine) emit(sc *scratch, r *rule, text string, m []int, base int) {
 	}
 	typ, score := r.typ, r.score
 	if r.id == "generic-api-key" {
+		if nonSecretKinds[string(sc.prevWord(ms))] {
+			return // "CSRF token: …", "primary key = …" (the name's own words are allowlisted in svc.toml)
+		}
 		typ = genericType(sc.lower[ms:ss])
 	}
 	sc.found = append(sc.found, detect.Finding{Type: typ, Start: ss, End: se, Score: score, Rule: r.name})

@@ -80,7 +80,7 @@ var knownExamples = []string{
 // placeholder reports whether a candidate secret s (low: s lower-cased)
 // is a placeholder rather than a secret: one of the marker words, a
 // documented example, a variable reference, too few distinct characters,
-// or a long run of one character.
+// a long run of one character, or a typed sequence.
 func placeholder(s string, low []byte) bool {
 	if len(s) == 0 {
 		return true
@@ -117,5 +117,21 @@ func placeholder(s string, low []byte) bool {
 	if best >= 6 || len(s) >= 8 && distinct < 5 {
 		return true
 	}
-	return false
+	return sequential(s)
+}
+
+// sequential reports a hand-typed sequence ("abc123def456…"): a third or
+// more of neighbouring characters ascending by one. Random strings have
+// one such pair in 16 (hex) or in 62.
+func sequential(s string) bool {
+	if len(s) < 12 {
+		return false
+	}
+	asc := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1]+1 {
+			asc++
+		}
+	}
+	return asc*3 >= len(s)-1
 }

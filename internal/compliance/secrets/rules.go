@@ -180,6 +180,13 @@ func loadRules() (*ruleSet, error) {
 	if gl.Allowlist != nil {
 		globals = append(globals, *gl.Allowlist)
 	}
+	// svc.toml's allowlists must name the rules they apply to.
+	for _, a := range own.Allowlists {
+		if len(a.TargetRules) == 0 {
+			return nil, fmt.Errorf("secrets: svc.toml: an allowlist without targetRules")
+		}
+		globals = append(globals, a)
+	}
 	targeted := map[string][]allowlistConfig{}
 	for _, a := range globals {
 		if len(a.TargetRules) > 0 {

@@ -113,6 +113,17 @@ func positives() []positive {
 	add("token in prose", "my access token is %s please keep it", f.str(alnum, 24), detect.Secret)
 	add("password assignment", "password: %s", "Tr0ub4dor&3x", detect.Secret)
 	add("password in connection string", "Server=db;User Id=sa;Password=%s;", "Zt8#kq2VmP4x", detect.Secret)
+	add("aws secret in German", "anbei der Zugangsschlüssel "+"AKIA"+f.str(b32, 16)+" und der geheime Schlüssel %s.", f.str(alnum, 36)+"/"+f.str(alnum, 3), detect.AWSSecretKey)
+	add("aws secret in Spanish", "Mi clave secreta de AWS es %s y no la compartas.", f.str(alnum, 39)+"+", detect.AWSSecretKey)
+	add("aws secret in French", "Voici la clé d'accès secrète AWS : %s merci.", f.str(alnum, 38)+"9/", detect.AWSSecretKey)
+	add("aws configure prompt", "AWS Secret Access Key [None]: %s", f.str(alnum, 38)+"7a", detect.AWSSecretKey)
+	add("sts json", `{"AccessKeyId": "ASIA`+f.str(b32, 16)+`", "SecretAccessKey": "%s"}`, f.str(alnum+"/+", 40), detect.AWSSecretKey)
+	add("fine-grained pat other length", "GH_PAT=%s", "github_pat_"+f.str(alnum, 70), detect.APIKey)
+	add("slack user token two groups", "slack %s", "xoxp-"+f.num(12)+"-"+f.num(12)+"-"+f.str(alnum, 24), detect.APIKey)
+	add("sendgrid other lengths", "%s", "SG."+f.str(b64url, 20)+"."+f.str(b64url, 40), detect.APIKey)
+	add("github oauth in curl", "$ curl -H 'Authorization: token %s' https://api.github.com/user", "gho_"+f.str(alnum, 36), detect.APIKey)
+	add("api key in a log line", "2024-06-11 12:00:01 INFO user=42 api_key=%s status=200", f.str(alnum, 32), detect.APIKey)
+	add("password in German", "Passwort: %s", "Xk9#"+f.str(alnum, 8), detect.Secret)
 	add("slack webhook", "post to %s", "https://hooks.slack.com/services/T"+f.str(upper+digits, 8)+"/B"+f.str(upper+digits, 8)+"/"+f.str(alnum, 24), detect.APIKey)
 	return ps
 }
@@ -196,6 +207,13 @@ func TestDetectClean(t *testing.T) {
 		{"hex color and ids", "color #a3f2c9, order 1234-5678-9012, ISBN 978-3-16-148410-0"},
 		{"ipv6", "auth server at 2001:0db8:85a3:0000:0000:8a2e:0370:7334"},
 		{"base64 in prose", "the string SGVsbG8gV29ybGQ= decodes to Hello World"},
+		{"page token", `"nextPageToken": "` + f.str(alnum, 40) + `"`},
+		{"primary key", "primary key 9a8b7c6d5e4f3a2b1c0d9e8f"},
+		{"csrf token", "csrf token: " + f.str(alnum, 32)},
+		{"typed sequence", "token: sk-abc123def456ghi789jkl012mno345pqr678"},
+		{"masked provider keys", "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX AKIA0000000000000000 [REDACTED] sk-ant-api03-..."},
+		{"digests", "image: nginx@sha256:" + f.str(hexLow, 64) + " and md5 " + f.str(hexLow, 32)},
+		{"llm tokens", "prompt tokens: 1834, completion tokens: 412, total tokens: 2246"},
 	}
 	d := MustNew()
 	for _, tt := range tests {
