@@ -95,7 +95,7 @@ var nativeKeywords = [natCount][]string{
 		"bearer", "auth", "authorization", "passphrase", "signature", "client_secret"},
 	natPassword: {"password", "passwd", "pwd", "passphrase", "passcode", "passwort", "kennwort",
 		"contraseña", "contrasena", "mot de passe", "senha", "wachtwoord"},
-	natDataURI:  {";base64,"},
+	natDataURI: {";base64,"},
 }
 
 type engine struct {
