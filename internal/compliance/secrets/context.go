@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
@@ -158,6 +159,9 @@ func (sc *scratch) prevWord(p int) []byte {
 
 // token judges the candidate text[i:j] after the key word text[p:e].
 func (sc *scratch) token(text string, p, e, i, j int) {
+	if strings.Contains(text[i:j], "...") {
+		return // elided: "sk-ant-api03-Xy9..."
+	}
 	for i < j && (text[i] == '.' || text[i] == '-' || text[i] == '~') {
 		i++
 	}
@@ -226,8 +230,27 @@ func tokenShape(tok string, low []byte) bool {
 		return false
 	case underscores >= 2 && !(lowerC && upperC):
 		return false // SCREAMING_SNAKE or snake_case identifier
+	case !lowerC && shortDashed(tok):
+		return false // an algorithm or part name: AWS4-HMAC-SHA256, ECDHE-RSA-AES128-GCM-SHA256
 	}
 	return true
+}
+
+// shortDashed reports a token of two or more '-'-separated parts of at
+// most 8 characters each.
+func shortDashed(tok string) bool {
+	parts, run := 1, 0
+	for i := 0; i < len(tok); i++ {
+		if tok[i] == '-' {
+			parts++
+			run = 0
+			continue
+		}
+		if run++; run > 8 {
+			return false
+		}
+	}
+	return parts >= 2
 }
 
 // isTokenChar reports the characters of a token ('=' only as padding at

@@ -92,7 +92,7 @@ var nativeKeywords = [natCount][]string{
 		"aws_secret", "aws secret", "secret access key", "secret key", "secret_key", "secretkey",
 		"aws", "secreta", "secrète", "secrete", "geheim"},
 	natKeyword: {"key", "keys", "token", "secret", "apikey", "api_key", "api-key", "credential", "credentials",
-		"bearer", "auth", "authorization", "passphrase", "signature", "client_secret"},
+		"bearer", "auth", "authorization", "passphrase", "client_secret"},
 	natPassword: {"password", "passwd", "pwd", "passphrase", "passcode", "passwort", "kennwort",
 		"contraseña", "contrasena", "mot de passe", "senha", "wachtwoord"},
 	natDataURI: {";base64,"},
@@ -535,7 +535,7 @@ func (e *engine) emit(sc *scratch, r *rule, text string, m []int, base int) {
 			return
 		}
 	}
-	if placeholder(secret, lowSecret) {
+	if r.placeholder(secret, lowSecret) {
 		return
 	}
 	typ, score := r.typ, r.score
@@ -546,6 +546,18 @@ func (e *engine) emit(sc *scratch, r *rule, text string, m []int, base int) {
 		typ = genericType(sc.lower[ms:ss])
 	}
 	sc.found = append(sc.found, detect.Finding{Type: typ, Start: ss, End: se, Score: score, Rule: r.name})
+}
+
+// placeholder judges a rule's secret without the literal prefix the rule
+// starts with ("AGE-SECRET-KEY-1", "bedrock-api-key-"): the marker words
+// apply to the random part.
+func (r *rule) placeholder(secret string, low []byte) bool {
+	for _, l := range r.lits {
+		if len(l) < len(secret) && bytes.HasPrefix(low, []byte(l)) || !r.fold && strings.HasPrefix(secret, l) {
+			return placeholder(secret[len(l):], low[len(l):])
+		}
+	}
+	return placeholder(secret, low)
 }
 
 // allows applies one allowlist to a finding: its regexes to the secret, the
@@ -596,14 +608,18 @@ func (e *engine) allows(sc *scratch, al *allowlist, secret string, lowSecret []b
 
 // genericType decides the type of a generic-api-key finding from the name
 // it was assigned to (lower case): a name with "api", or with "key" and no
-// word of a password or secret, names an API key; any other (password,
+// word of a password, secret or cryptographic key (master, signing,
+// encryption, session, HMAC, JWT), names an API key; any other (password,
 // secret, token, credential, auth) a SECRET.
 func genericType(name []byte) detect.Type {
 	switch {
 	case bytes.Contains(name, []byte("api")):
 		return detect.APIKey
 	case bytes.Contains(name, []byte("passw")), bytes.Contains(name, []byte("secret")),
-		bytes.Contains(name, []byte("private")):
+		bytes.Contains(name, []byte("private")), bytes.Contains(name, []byte("master")),
+		bytes.Contains(name, []byte("encrypt")), bytes.Contains(name, []byte("signing")),
+		bytes.Contains(name, []byte("session")), bytes.Contains(name, []byte("hmac")),
+		bytes.Contains(name, []byte("jwt")), bytes.Contains(name, []byte("crypt")):
 		return detect.Secret
 	case bytes.Contains(name, []byte("key")):
 		return detect.APIKey

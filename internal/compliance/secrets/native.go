@@ -292,7 +292,7 @@ func isURLChar(c byte) bool {
 
 // placeholderPassword reports whether a URL's password is a placeholder.
 func placeholderPassword(pw string, low []byte) bool {
-	if placeholderPasswords[string(low)] {
+	if placeholderPasswords[string(low)] || len(pw) >= 3 && placeholder(pw, low) {
 		return true
 	}
 	switch pw[0] {

@@ -66,6 +66,7 @@ var placeholderWords = [][]byte{
 	[]byte("_fake"), []byte("-fake"), []byte("fake-"), []byte("invalid"), []byte("test_key"),
 	[]byte("testkey"), []byte("mytoken"), []byte("my_token"), []byte("mysecret"), []byte("my_secret"),
 	[]byte("secret_key"), []byte("secretkey"), []byte("api_key"), []byte("apikey"), []byte("password"),
+	[]byte("secret"), []byte("test-key"), []byte("change-it"), []byte("changeit"),
 }
 
 // knownExamples are documented example values, published by the vendors

@@ -111,4 +111,15 @@ func TestTuneSet(t *testing.T) {
 		}
 	}
 	t.Logf("hard negatives flagged: %d of %d (%.1f%%) %v", flagged, neg, 100*float64(flagged)/float64(max(1, neg)), kinds)
+	inj, injFlagged := 0, 0
+	for _, r := range read("injection_tune.jsonl") {
+		inj++
+		if got := d.Detect(r.Text, nil); len(got) > 0 {
+			injFlagged++
+			if verbose {
+				t.Logf("INJECTION SET %s: %v in %q", r.Kind, describe(r.Text, got), r.Text)
+			}
+		}
+	}
+	t.Logf("injection-set texts (no secrets in them) flagged: %d of %d", injFlagged, inj)
 }
