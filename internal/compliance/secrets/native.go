@@ -208,7 +208,8 @@ var placeholderPasswords = map[string]bool{
 	"changeme": true, "mypassword": true, "yourpassword": true, "your_password": true, "user": true,
 	"username": true, "xxx": true, "****": true, "***": true, "...": true, "p": true, "x": true,
 	"pass123": true, "password123": true, "mysecretpassword": true, "dbpassword": true, "db_password": true,
-	"example": true, "token": true, "apikey": true, "api_key": true, "key": true,
+	"example": true, "token": true, "apikey": true, "api_key": true, "key": true, "change-me": true,
+	"change_me": true,
 }
 
 // urls finds URLs with a password in their user info:
@@ -292,14 +293,17 @@ func isURLChar(c byte) bool {
 
 // placeholderPassword reports whether a URL's password is a placeholder.
 func placeholderPassword(pw string, low []byte) bool {
-	if placeholderPasswords[string(low)] || len(pw) >= 3 && placeholder(pw, low) {
+	if placeholderPasswords[string(low)] {
 		return true
 	}
 	switch pw[0] {
 	case '<', '{', '[', '$', '%', '*':
 		return true
 	}
+	// Not placeholder(): a weak password ("changeme123") in a URL is still
+	// a working credential.
 	return bytes.Contains(low, []byte("password")) || bytes.Contains(low, []byte("xxx")) ||
 		bytes.Contains(low, []byte("your")) || bytes.Contains(low, []byte("${")) ||
-		bytes.Contains(low, []byte("{{")) || bytes.Contains(low, []byte("***"))
+		bytes.Contains(low, []byte("{{")) || bytes.Contains(low, []byte("***")) ||
+		bytes.Contains(low, []byte("...")) || bytes.Contains(low, []byte("\u2026"))
 }

@@ -107,6 +107,7 @@ func positives() []positive {
 	add("mongodb srv url", "uri: '%s'", "mongodb+srv://svc:"+f.str(alnum, 16)+"@cluster0.ab1cd.mongodb.net/prod?retryWrites=true", detect.DatabaseURL)
 	add("redis url password only", "REDIS_URL=%s", "redis://:"+f.str(alnum, 20)+"@cache:6379/0", detect.DatabaseURL)
 	add("amqp url", "broker %s", "amqp://guest:"+f.str(alnum, 10)+"@rabbit:5672/vhost", detect.DatabaseURL)
+	add("weak url password", "sql.Open(\"postgres\", \"%s\")", "postgres://svc_reader:changeme123@analytics.contoso.net:5432/crm", detect.DatabaseURL)
 	add("jdbc url", "url=%s", "jdbc:mysql://app:"+f.str(alnum, 12)+"@db:3306/app", detect.DatabaseURL)
 	add("generic api key", "weather_api_key = '%s'", f.str(alnum, 32), detect.APIKey)
 	add("generic secret", "SESSION_SECRET=%s", f.str(alnum, 40), detect.Secret)
@@ -182,6 +183,8 @@ func TestDetectClean(t *testing.T) {
 		{"url placeholder password", "postgres://user:password@localhost:5432/mydb"},
 		{"url variable password", "postgres://app:${DB_PASSWORD}@db:5432/app"},
 		{"redis without auth", "redis://127.0.0.1:6379/0"},
+		{"url elided password", "--from-literal=DATABASE_URL='postgres://svc:\u2026@postgres.example:5432/svc'"},
+		{"url change-me password", "DATABASE_URL: postgres://svc:CHANGE-ME@postgres.example:5432/svc"},
 		{"private key placeholder", "-----BEGIN PRIVATE KEY-----\n<your private key here>\n-----END PRIVATE KEY-----"},
 		{"private key elided", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA...\n-----END RSA PRIVATE KEY-----"},
 		{"public key", "-----BEGIN PUBLIC KEY-----\n" + f.str(alnum, 64) + "\n-----END PUBLIC KEY-----"},
