@@ -149,10 +149,11 @@ var assignHeads = []struct {
 // whitespace, a semicolon, an escaped newline or the end of the text.
 const gitleaksEnd = `(?:[\x60'"\s;]|\\[nr]|$)`
 
-// proseEnd widens gitleaksEnd for prose: a key may also be followed by
-// closing punctuation (".", ",", ")", …) that whitespace, a quote or the end
+// proseEnd widens gitleaksEnd for prose, markdown and URLs: a key may also
+// be followed by a bracket, '*', '|', '&', '#', '@' or '<', or by sentence
+// punctuation (".", ",", ":", "!", "?") that whitespace, a quote or the end
 // follows. The secret group is unchanged; only where it may stop is.
-const proseEnd = `(?:[\x60'"\s;]|\\[nr]|$|[.,:!?)\]}>]+(?:[\x60'"\s]|$))`
+const proseEnd = `(?:[\x60'"\s;]|\\[nr]|$|[.,:!?]+(?:[\x60'"\s]|$)|[)\]}>(\[{<*|&#@])`
 
 // ruleSet is everything compiled from the rule files.
 type ruleSet struct {

@@ -291,3 +291,64 @@ func describe(text string, fs []detect.Finding) []string {
 	}
 	return out
 }
+
+// TestContexts puts provider keys into frames the other tests do not use:
+// JSON, logs, shell, e-mail, tables, markdown, URLs, German, Spanish and
+// French sentences.
+func TestContexts(t *testing.T) {
+	f := newFaker(21)
+	keys := []struct {
+		name string
+		key  string
+		typ  detect.Type
+	}{
+		{"openai legacy", "sk-" + f.str(alnum, 48), detect.APIKey},
+		{"openai project", "sk-proj-" + f.str(b64url, 120), detect.APIKey},
+		{"anthropic", "sk-ant-api03-" + f.str(b64url, 93) + "AA", detect.APIKey},
+		{"github pat", "ghp_" + f.str(alnum, 36), detect.APIKey},
+		{"github fine-grained", "github_pat_" + f.str(alnum, 22) + "_" + f.str(alnum, 59), detect.APIKey},
+		{"github oauth", "gho_" + f.str(alnum, 36), detect.APIKey},
+		{"slack bot", "xoxb-" + f.num(12) + "-" + f.num(13) + "-" + f.str(alnum, 24), detect.APIKey},
+		{"slack user", "xoxp-" + f.num(12) + "-" + f.num(12) + "-" + f.num(13) + "-" + f.str(hexLow, 32), detect.APIKey},
+		{"stripe live", "sk_live_" + f.str(alnum, 99), detect.APIKey},
+		{"stripe restricted", "rk_live_" + f.str(alnum, 24), detect.APIKey},
+		{"google", "AIza" + f.str(b64url, 35), detect.APIKey},
+		{"gitlab", "glpat-" + f.str(b64url, 20), detect.APIKey},
+		{"hugging face", "hf_" + f.str(alnum, 34), detect.APIKey},
+		{"sendgrid", "SG." + f.str(b64url, 22) + "." + f.str(b64url, 43), detect.APIKey},
+		{"npm", "npm_" + f.str(alnum, 36), detect.APIKey},
+		{"aws temporary id", "ASIA" + f.str(b32, 16), detect.AWSAccessKey},
+		{"aws id", "AKIA" + f.str(b32, 16), detect.AWSAccessKey},
+	}
+	frames := []string{
+		`{"api_key": "%s", "region": "eu-west-1"}`,
+		`2024-05-01T10:00:00.123Z level=warn msg="auth failed" key=%s user=42`,
+		"$ export TOKEN=%s\n$ ./deploy.sh",
+		"Dear team,\n\nplease use the following credential: %s\n\nKind regards,\nOps",
+		"| service | credential |\n|---|---|\n| billing | %s |",
+		"Use **%s** for now.",
+		"https://api.example.com/v1/items?key=%s&page=2",
+		"curl -H \"Authorization: Bearer %s\" https://api.example.com",
+		"Mein Schlüssel lautet %s.",
+		"Mi clave es %s, gracias.",
+		"Voici ma clé : %s !",
+		"(see %s)",
+	}
+	d := MustNew()
+	for _, k := range keys {
+		for i, fr := range frames {
+			text := strings.Replace(fr, "%s", k.key, 1)
+			at := strings.Index(text, k.key)
+			got := detect.Resolve(d.Detect(text, nil), len(text))
+			ok := false
+			for _, x := range got {
+				if x.Start == at && x.End == at+len(k.key) && x.Type == k.typ {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s in frame %d: got %v, want %s %q", k.name, i, describe(text, got), k.typ, k.key)
+			}
+		}
+	}
+}
