@@ -10,27 +10,31 @@ import (
 // This file holds the detectors that need a key word next to the value:
 // AWS secret access keys, high-entropy tokens and passwords.
 
-// awsWords raise an AWS secret key's score when near it.
-var awsWords = []string{"aws", "amazon", "iam", "s3", "boto3", "akia"}
-
 // awsSecret finds AWS secret access keys: exactly 40 characters of
 // [A-Za-z0-9/+], mixed case with a digit or '/' or '+', within 100 bytes
 // after an AWS secret key name ("aws_secret_access_key", "SecretAccessKey",
-// "secret key", "AWS", the German, Spanish and French words for secret) or
-// within 200 bytes of an access key ID found.
-func (sc *scratch) awsSecret(text string) {
+// "secret access key", "AWS", the German, Spanish and French words for
+// secret), after the bare word "secret" (or "clave", "clé") when an AWS word
+// is within 200 bytes, or within 200 bytes of an access key ID found.
+func (sc *scratch) awsSecret(text string, pats []string) {
 	for _, hi := range sc.native[natAWSSecret] {
 		h := sc.hits[hi]
-		sc.aws40(text, int(h.end), min(len(text), int(h.end)+100), 0.9)
+		sc.aws40(text, int(h.end), min(len(text), int(h.end)+100), 0.9, awsGeneric[pats[h.pat]])
 	}
 	for i, n := 0, len(sc.found); i < n; i++ {
 		if f := sc.found[i]; f.Type == detect.AWSAccessKey {
-			sc.aws40(text, max(0, f.Start-200), min(len(text), f.End+200), 0.85)
+			sc.aws40(text, max(0, f.Start-200), min(len(text), f.End+200), 0.85, false)
 		}
 	}
 }
 
-func (sc *scratch) aws40(text string, from, to int, score float64) {
+// awsGeneric are the AWS secret key triggers that need an AWS word near.
+var awsGeneric = map[string]bool{"secret": true, "clave": true, "clé": true}
+
+// awsWords raise an AWS secret key's score, or are required, when near it.
+var awsWords = []string{"aws", "amazon", "iam", "s3", "boto3", "akia", "asia", "sts"}
+
+func (sc *scratch) aws40(text string, from, to int, score float64, needAWS bool) {
 	for i := from; i < to; {
 		if !isAWSChar(text[i]) {
 			i++
@@ -40,8 +44,13 @@ func (sc *scratch) aws40(text string, from, to int, score float64) {
 		if j-i == 40 && (i == 0 || !isAWSChar(text[i-1])) && (j == len(text) || text[j] != '=') {
 			tok := text[i:j]
 			if awsShape(tok) && entropy(tok) > 3.5 && !placeholder(tok, sc.lower[i:j]) {
+				near := detect.Near(text, i, j, 200, awsWords)
+				if needAWS && !near {
+					i = j
+					continue
+				}
 				s := score
-				if detect.Near(text, i, j, 120, awsWords) {
+				if near {
 					s = min(0.95, s+0.05)
 				}
 				sc.found = append(sc.found, detect.Finding{Type: detect.AWSSecretKey, Start: i, End: j, Score: s, Rule: "aws-secret"})

@@ -90,7 +90,7 @@ var nativeKeywords = [natCount][]string{
 	natURL: {"://"},
 	natAWSSecret: {"aws_secret_access_key", "secret_access_key", "secretaccesskey", "aws_secret_key",
 		"aws_secret", "aws secret", "secret access key", "secret key", "secret_key", "secretkey",
-		"aws", "secreta", "secrète", "secrete", "geheim"},
+		"aws", "secreta", "secrète", "secrete", "geheim", "secret", "clave", "clé"},
 	natKeyword: {"key", "keys", "token", "secret", "apikey", "api_key", "api-key", "credential", "credentials",
 		"bearer", "auth", "authorization", "passphrase", "client_secret"},
 	natPassword: {"password", "passwd", "pwd", "passphrase", "passcode", "passwort", "kennwort",

@@ -19,7 +19,7 @@ func (e *engine) runNative(sc *scratch, text string) {
 	sc.pem(text)
 	sc.jwt(text)
 	sc.urls(text)
-	sc.awsSecret(text)
+	sc.awsSecret(text, e.pats)
 	sc.keywordTokens(text)
 	sc.passwords(text)
 	sc.dropDataURIs(text)

@@ -119,6 +119,8 @@ func positives() []positive {
 	add("aws secret in French", "Voici la clé d'accès secrète AWS : %s merci.", f.str(alnum, 38)+"9/", detect.AWSSecretKey)
 	add("aws configure prompt", "AWS Secret Access Key [None]: %s", f.str(alnum, 38)+"7a", detect.AWSSecretKey)
 	add("sts json", `{"AccessKeyId": "ASIA`+f.str(b32, 16)+`", "SecretAccessKey": "%s"}`, f.str(alnum+"/+", 40), detect.AWSSecretKey)
+	add("aws secret in a log line", "2024-05-01 12:00:00 WARN aws s3 sync failed: secret=%s region=eu-west-1", f.str(alnum, 37)+"+/1", detect.AWSSecretKey)
+	add("aws secret in a form", "IAM user: deploy-bot\nSecret: %s", f.str(alnum, 38)+"Z9", detect.AWSSecretKey)
 	add("fine-grained pat other length", "GH_PAT=%s", "github_pat_"+f.str(alnum, 70), detect.APIKey)
 	add("slack user token two groups", "slack %s", "xoxp-"+f.num(12)+"-"+f.num(12)+"-"+f.str(alnum, 24), detect.APIKey)
 	add("sendgrid other lengths", "%s", "SG."+f.str(b64url, 20)+"."+f.str(b64url, 40), detect.APIKey)
