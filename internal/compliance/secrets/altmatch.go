@@ -96,7 +96,8 @@ func (m *altMatcher) match(target string, low []byte) bool {
 }
 
 // required works out literals (lower case, two bytes or more) one of which
-// every match of re contains, or nil if it finds none.
+// every match of re contains, or nil if it finds none. A literal is lower-
+// cased, so it is to be looked for in the lower-cased text.
 func required(re *syntax.Regexp) []string {
 	switch re.Op {
 	case syntax.OpLiteral:

@@ -205,11 +205,11 @@ func expand(seq []*syntax.Regexp, pre []string) (out []string, fold, complete bo
 		case syntax.OpCharClass:
 			var alts []string
 			for j := 0; j+1 < len(el.Rune); j += 2 {
-				for r := el.Rune[j]; r <= el.Rune[j+1] && len(alts) <= 4; r++ {
+				for r := el.Rune[j]; r <= el.Rune[j+1] && len(alts) <= 8; r++ {
 					alts = append(alts, string(r))
 				}
 			}
-			if len(alts) == 0 || len(alts) > 4 || len(pre)*len(alts) > maxPrefixes {
+			if len(alts) == 0 || len(alts) > 8 || len(pre)*len(alts) > maxPrefixes {
 				return pre, fold, false
 			}
 			pre = cross(pre, alts)

@@ -28,10 +28,16 @@ type Stats struct {
 	// compile them or because they apply to file paths only; Replaced those
 	// a native detector of this package stands in for.
 	Skipped, Replaced []Skip
-	// Prefix, Assign and Full count the running rules by how they are run:
+	// Patterns is the number of patterns run: a rule whose pattern is an
+	// alternation of unrelated shapes runs as one pattern per alternative.
+	Patterns int
+	// Prefix, Assign and Full count the patterns by how they are run:
 	// anchored at a literal prefix, in windows around an assignment, or over
 	// the whole text.
 	Prefix, Assign, Full int
+	// Required counts the patterns run in windows around a literal every
+	// match holds.
+	Required int
 	// Keywords is the number of distinct prefilter keywords.
 	Keywords int
 	// Build is how long parsing and compiling took (once per process).
@@ -156,12 +162,14 @@ func build() (*engine, error) {
 			e.indexStops(al)
 		}
 	}
-	st := Stats{GitleaksRules: rs.gitleaksN, OwnRules: rs.ownN, Running: len(rs.rules),
+	st := Stats{GitleaksRules: rs.gitleaksN, OwnRules: rs.ownN, Running: rs.running, Patterns: len(rs.rules),
 		Skipped: rs.skipped, Replaced: rs.replaced, Keywords: len(e.pats)}
 	for _, r := range rs.rules {
 		switch r.mode {
 		case modePrefix:
 			st.Prefix++
+		case modeRequired:
+			st.Required++
 		case modeAssign:
 			st.Assign++
 		default:
@@ -278,6 +286,8 @@ func (e *engine) runRules(sc *scratch, text string, naive bool) {
 			}
 		case r.mode == modePrefix:
 			e.runPrefix(sc, r, text)
+		case r.mode == modeRequired:
+			e.runRequired(sc, r, text)
 		default:
 			e.runAssign(sc, ri, r, text)
 		}
@@ -361,6 +371,52 @@ func (e *engine) runPrefix(sc *scratch, r *rule, text string) {
 	}
 }
 
+// runRequired runs a rule whose every match holds one of r.lits (lower
+// case) and is at most r.maxLen long: in windows reaching r.maxLen past
+// each occurrence on both sides, merged. Matches touching a window's edge
+// (where ^, $ or \b would see the window's end rather than the text's) are
+// dropped: a match holding an occurrence lies strictly inside its window.
+func (e *engine) runRequired(sc *scratch, r *rule, text string) {
+	sc.wins = sc.wins[:0]
+	for _, lit := range r.lits {
+		l := []byte(lit)
+		for at := 0; at < len(sc.lower); {
+			j := bytes.Index(sc.lower[at:], l)
+			if j < 0 {
+				break
+			}
+			p := at + j
+			sc.wins = append(sc.wins, [2]int{max(0, p-r.maxLen-1), min(len(text), p+len(l)+r.maxLen+1)})
+			at = p + 1
+		}
+	}
+	for _, w := range mergeWindows(sc.wins) {
+		for _, m := range r.re.FindAllStringSubmatchIndex(text[w[0]:w[1]], -1) {
+			if w[0] > 0 && m[0] == 0 || w[0]+m[1] == w[1] && w[1] < len(text) {
+				continue
+			}
+			e.emit(sc, r, text, m, w[0])
+		}
+	}
+}
+
+// mergeWindows sorts windows and merges overlapping ones, in place.
+func mergeWindows(wins [][2]int) [][2]int {
+	if len(wins) == 0 {
+		return wins
+	}
+	slices.SortFunc(wins, func(a, b [2]int) int { return a[0] - b[0] })
+	merged := wins[:1]
+	for _, w := range wins[1:] {
+		if last := &merged[len(merged)-1]; w[0] <= last[1] {
+			last[1] = max(last[1], w[1])
+		} else {
+			merged = append(merged, w)
+		}
+	}
+	return merged
+}
+
 // runAssign runs a rule of gitleaks' assignment template
 // (`[\w.-]{0,50}?<name>[ \t\w.-]{0,20}[\s'"]{0,3}<op>[\x60'"\s=]{0,5}
 // <value><end>`) only around occurrences of the name's literals that an
@@ -397,19 +453,7 @@ func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
 		}
 		sc.wins = append(sc.wins, [2]int{ws, min(n, we+3)})
 	}
-	if len(sc.wins) == 0 {
-		return
-	}
-	slices.SortFunc(sc.wins, func(a, b [2]int) int { return a[0] - b[0] })
-	merged := sc.wins[:1]
-	for _, w := range sc.wins[1:] {
-		if last := &merged[len(merged)-1]; w[0] <= last[1] {
-			last[1] = max(last[1], w[1])
-		} else {
-			merged = append(merged, w)
-		}
-	}
-	for _, w := range merged {
+	for _, w := range mergeWindows(sc.wins) {
 		for _, m := range r.re.FindAllStringSubmatchIndex(text[w[0]:w[1]], -1) {
 			if w[0]+m[1] == w[1] && w[1] < n {
 				continue

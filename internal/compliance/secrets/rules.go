@@ -86,6 +86,9 @@ const (
 	// modePrefix: every match starts with one of a few literals; the
 	// pattern runs anchored at each occurrence of one.
 	modePrefix
+	// modeRequired: every match holds one of a few literals and is at most
+	// maxLen long; the pattern runs in windows around their occurrences.
+	modeRequired
 	// modeAssign: gitleaks' keyword-assignment template
 	// (`<name with keyword> <op> <value>`); the pattern runs in small
 	// windows around keyword occurrences that an operator and a long enough
@@ -162,6 +165,7 @@ type ruleSet struct {
 	global     []*allowlist
 	skipped    []Skip
 	replaced   []Skip
+	running    int // rules run (rules holds one entry per alternative of a split rule)
 	gitleaksN  int // rules in gitleaks.toml
 	ownN       int // rules in svc.toml
 	compileErr []string
@@ -213,14 +217,27 @@ func loadRules() (*ruleSet, error) {
 			rs.skipped = append(rs.skipped, Skip{rc.ID, ReasonPath})
 			return nil
 		}
-		r, err := compileRule(rc, append(rc.Allowlists, targeted[rc.ID]...), own)
-		if err != nil {
-			if own {
-				return err
+		// A pattern that is an alternation of unrelated shapes (atlassian's
+		// assignment template | its ATATT3 prefix) is run as one pattern per
+		// alternative, so each can be run its cheap way.
+		parts := []string{rc.Regex}
+		if rc.SecretGroup == 0 {
+			parts = splitTop(rc.Regex)
+		}
+		var compiled []*rule
+		for _, part := range parts {
+			prc := rc
+			prc.Regex = part
+			r, err := compileRule(prc, append(rc.Allowlists, targeted[rc.ID]...), own)
+			if err != nil {
+				if own {
+					return err
+				}
+				rs.skipped = append(rs.skipped, Skip{rc.ID, ReasonRegexp})
+				rs.compileErr = append(rs.compileErr, err.Error())
+				return nil
 			}
-			rs.skipped = append(rs.skipped, Skip{rc.ID, ReasonRegexp})
-			rs.compileErr = append(rs.compileErr, err.Error())
-			return nil
+			compiled = append(compiled, r)
 		}
 		kws := make([]string, 0, len(rc.Keywords))
 		for _, k := range rc.Keywords {
@@ -228,8 +245,11 @@ func loadRules() (*ruleSet, error) {
 				kws = append(kws, k)
 			}
 		}
-		rs.rules = append(rs.rules, r)
-		rs.keywords = append(rs.keywords, kws)
+		for _, r := range compiled {
+			rs.rules = append(rs.rules, r)
+			rs.keywords = append(rs.keywords, kws)
+		}
+		rs.running++
 		return nil
 	}
 	for _, rc := range gl.Rules {
@@ -306,6 +326,8 @@ func compileRule(rc ruleConfig, als []allowlistConfig, own bool) (*rule, error) 
 				return nil, fmt.Errorf("rule %s: %w", rc.ID, err)
 			}
 			r.mode, r.anchored, r.lits, r.fold, r.leadBound = modePrefix, anch, lits, fold, lead
+		} else if req := required(tree); req != nil && r.maxLen > 0 && len(req) <= maxPrefixes {
+			r.mode, r.lits = modeRequired, req
 		}
 	}
 	return r, nil
@@ -348,7 +370,12 @@ func (r *rule) setAnchors(tree *syntax.Regexp) bool {
 	if i == 0 || i >= len(seq) {
 		return false
 	}
-	lits, _, _ := expand(seq[i:i+1], []string{""})
+	k := i // the name: the elements up to the next repetition
+	for k < len(seq) && seq[k].Op != syntax.OpQuest && seq[k].Op != syntax.OpStar &&
+		seq[k].Op != syntax.OpRepeat && seq[k].Op != syntax.OpPlus {
+		k++
+	}
+	lits, _, _ := expand(seq[i:k], []string{""})
 	if len(lits) == 0 || len(lits) > maxPrefixes {
 		return false
 	}
@@ -362,14 +389,18 @@ func (r *rule) setAnchors(tree *syntax.Regexp) bool {
 			shortest = len(l)
 		}
 	}
-	k := maxLen(seq[i])
-	if k < 0 {
-		return false
+	name := 0
+	for _, el := range seq[i:k] {
+		n := maxLen(el)
+		if n < 0 {
+			return false
+		}
+		name += n
 	}
 	// [ \t\w.-]{0,20}[\s'"]{0,3} after the name, and what of the name the
 	// shortest literal leaves.
 	r.anchors = dedupe(lits)
-	r.opBudget = 23 + k - shortest
+	r.opBudget = 23 + name - shortest
 	return true
 }
 
@@ -386,6 +417,46 @@ func openAll(re *syntax.Regexp) []*syntax.Regexp {
 		return out
 	}
 	return []*syntax.Regexp{re}
+}
+
+// splitTop splits a pattern at its top-level '|' (outside groups and
+// classes); a leading flag group such as "(?i)", which applies to every
+// alternative, is repeated on each.
+func splitTop(src string) []string {
+	flags := ""
+	if strings.HasPrefix(src, "(?") {
+		if end := strings.IndexByte(src, ')'); end > 2 && !strings.ContainsAny(src[2:end], ":(") {
+			flags, src = src[:end+1], src[end+1:]
+		}
+	}
+	var parts []string
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+			if i+1 < len(src) && src[i+1] == ']' { // "[]" starts a class holding ']'
+				i++
+			} else if i+2 < len(src) && src[i+1] == '^' && src[i+2] == ']' {
+				i += 2
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			parts = append(parts, flags+src[start:i])
+			start = i + 1
+		}
+	}
+	if len(parts) == 0 {
+		return []string{flags + src}
+	}
+	return append(parts, flags+src[start:])
 }
 
 // assignReach is how far before its keyword a match of an assignment

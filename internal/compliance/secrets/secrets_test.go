@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
 
@@ -247,11 +249,14 @@ func TestStats(t *testing.T) {
 	if want := st.GitleaksRules + st.OwnRules - len(st.Skipped) - len(st.Replaced); st.Running != want {
 		t.Errorf("running: got %d, want %d", st.Running, want)
 	}
+	if st.Prefix+st.Assign+st.Required+st.Full != st.Patterns || st.Patterns < st.Running {
+		t.Errorf("patterns: %d prefix + %d assign + %d full, want %d (>= %d rules)", st.Prefix, st.Assign, st.Full, st.Patterns, st.Running)
+	}
 	if st.Full > 15 {
 		t.Errorf("rules run over the whole text: got %d, want at most 15", st.Full)
 	}
-	t.Logf("%d gitleaks + %d own rules, %d running (%d prefix, %d assign, %d full), %d skipped (%d regexp), %d replaced, %d keywords, built in %v",
-		st.GitleaksRules, st.OwnRules, st.Running, st.Prefix, st.Assign, st.Full, len(st.Skipped), regexpSkips, len(st.Replaced), st.Keywords, st.Build)
+	t.Logf("%d gitleaks + %d own rules, %d running as %d patterns (%d prefix, %d assign, %d required, %d full), %d skipped (%d regexp), %d replaced, %d keywords, built in %v",
+		st.GitleaksRules, st.OwnRules, st.Running, st.Patterns, st.Prefix, st.Assign, st.Required, st.Full, len(st.Skipped), regexpSkips, len(st.Replaced), st.Keywords, st.Build)
 }
 
 func TestGenericType(t *testing.T) {
@@ -351,6 +356,23 @@ func TestContexts(t *testing.T) {
 			if !ok {
 				t.Errorf("%s in frame %d: got %v, want %s %q", k.name, i, describe(text, got), k.typ, k.key)
 			}
+		}
+	}
+}
+
+func TestSplitTop(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{`abc`, []string{`abc`}},
+		{`(?i)a(b|c)|d[|]e|f\|g`, []string{`(?i)a(b|c)`, `(?i)d[|]e`, `(?i)f\|g`}},
+		{`[]|]x|y`, []string{`[]|]x`, `y`}},
+		{`(?i:a|b)c`, []string{`(?i:a|b)c`}},
+	}
+	for _, tt := range tests {
+		if d := cmp.Diff(tt.want, splitTop(tt.src)); d != "" {
+			t.Errorf("splitTop(%q) (-want +got):\n%s", tt.src, d)
 		}
 	}
 }
