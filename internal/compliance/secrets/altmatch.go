@@ -11,13 +11,14 @@ import (
 
 // altMatcher matches a pattern that is an alternation of many branches
 // (gitleaks' allowlists are) without running every branch: a branch whose
-// matches all start with a literal runs only when the lower-cased target
-// holds that literal, found for all branches in one Aho-Corasick pass.
-// It matches exactly what the pattern does.
+// matches all start with a literal runs only anchored at that literal's
+// occurrences in the lower-cased target, found for all branches in one
+// Aho-Corasick pass. It matches exactly what the pattern does.
 type altMatcher struct {
 	always   []*regexp.Regexp // branches without a literal prefix
 	needs    [][]string       // per always branch: one of these must occur (lower case), nil: no such set
-	branches []*regexp.Regexp
+	branches []*regexp.Regexp // anchored: "^(?:" + branch + ")"
+	lead     []bool           // the branch opens with \b
 	trie     *ahocorasick.Trie
 	patOf    []int // trie pattern → branch
 }
@@ -43,21 +44,27 @@ func newAltMatcher(src string) (*altMatcher, error) {
 	}
 	var pats []string
 	for _, b := range tree.Sub {
-		re, err := regexp.Compile(b.String())
-		if err != nil {
-			return nil, err
-		}
-		lits, _, _, ok := prefixes(b.Simplify())
+		src := b.String()
+		lits, _, lead, ok := prefixes(b.Simplify())
 		if !ok {
+			re, err := regexp.Compile(src)
+			if err != nil {
+				return nil, err
+			}
 			m.always = append(m.always, re)
 			m.needs = append(m.needs, required(b.Simplify()))
 			continue
+		}
+		re, err := regexp.Compile(`^(?:` + src + `)`)
+		if err != nil {
+			return nil, err
 		}
 		for _, l := range lits {
 			pats = append(pats, strings.ToLower(l))
 			m.patOf = append(m.patOf, len(m.branches))
 		}
 		m.branches = append(m.branches, re)
+		m.lead = append(m.lead, lead)
 	}
 	if len(pats) > 0 {
 		m.trie = ahocorasick.NewTrieBuilder().AddStrings(pats).Build()
@@ -80,16 +87,12 @@ func (m *altMatcher) match(target string, low []byte) bool {
 		return false
 	}
 	found := false
-	var tried [64]bool
-	m.trie.Walk(low, func(_, _, pat int64) bool {
-		b := m.patOf[pat]
-		if b < len(tried) {
-			if tried[b] {
-				return true
-			}
-			tried[b] = true
+	m.trie.Walk(low, func(end, n, pat int64) bool {
+		b, at := m.patOf[pat], int(end-n+1)
+		if m.lead[b] && at > 0 && isWord(target[at-1]) {
+			return true
 		}
-		found = m.branches[b].MatchString(target)
+		found = m.branches[b].MatchString(target[at:])
 		return !found
 	})
 	return found

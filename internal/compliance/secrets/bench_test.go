@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -12,13 +13,14 @@ import (
 
 // BenchmarkDetect4KB scans 4 KB texts: prose about keys and tokens with
 // three secrets in it, a support post with code, a .env file and logs (one
-// key), and the prose with its secrets removed. Besides the mean it reports
+// key), the prose with its secrets removed, and a worst case: a JSON dump
+// of some 90 random tokens and secrets. Besides the mean it reports
 // the median and the 99th percentile of a call's CPU time on its thread
 // (CLOCK_THREAD_CPUTIME_ID): wall-clock percentiles on a shared machine
 // measure the neighbours.
 func BenchmarkDetect4KB(b *testing.B) {
 	d := MustNew()
-	for _, name := range []string{"prose", "code", "clean"} {
+	for _, name := range []string{"prose", "code", "clean", "dense"} {
 		text := load4KB(b, name)
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
@@ -53,6 +55,15 @@ func threadCPU() int64 {
 // load4KB returns a 4096-byte text: testdata/<name>.txt repeated and cut
 // ("clean" is prose.txt without its secrets).
 func load4KB(tb testing.TB, name string) string {
+	if name == "dense" {
+		f := newFaker(3)
+		var b strings.Builder
+		b.WriteString("[")
+		for b.Len() < 4096 {
+			fmt.Fprintf(&b, `{"id":%s,"token":"%s","secret":"%s"},`, f.num(6), f.str(alnum, 24), f.str(alnum, 24))
+		}
+		return b.String()[:4096]
+	}
 	file := name
 	if name == "clean" {
 		file = "prose"

@@ -205,6 +205,8 @@ type scratch struct {
 	wins   [][2]int
 	found  []detect.Finding
 	native [natCount][]int32 // hit indices per native detector
+	// lineCache holds line-target allowlist verdicts of this call.
+	lineCache []lineVerdict
 	b64    [1024]byte
 }
 
@@ -297,6 +299,8 @@ func (e *engine) runRules(sc *scratch, text string, naive bool) {
 func (sc *scratch) reset(rules int) {
 	sc.hits = sc.hits[:0]
 	sc.found = sc.found[:0]
+	clear(sc.lineCache) // drop the allowlist pointers
+	sc.lineCache = sc.lineCache[:0]
 	if cap(sc.active) < rules {
 		sc.active = make([]bool, rules)
 	}
@@ -419,16 +423,15 @@ func mergeWindows(wins [][2]int) [][2]int {
 
 // runAssign runs a rule of gitleaks' assignment template
 // (`[\w.-]{0,50}?<name>[ \t\w.-]{0,20}[\s'"]{0,3}<op>[\x60'"\s=]{0,5}
-// <value><end>`) only around occurrences of the name's literals that an
+// <value><end>`) only at occurrences of the name's literals that an
 // operator follows within 23 bytes (plus what of the name the literal
-// leaves) and a run of value bytes long enough within 9 bytes of that; in a
-// window from the start of the [\w.-] bytes before the literal (at most 50,
-// or 100, of them) to just past the run.
-// Matches that touch a window's right edge are dropped, so `$` cannot match
-// there.
+// leaves) and a run of value bytes long enough within 9 bytes of that:
+// anchored at the start of the [\w.-] bytes before the literal (at most 50,
+// or 100, of them), up to just past the run. A match touching the right
+// edge is dropped, so `$` cannot match there.
 func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
-	sc.wins = sc.wins[:0]
 	n := len(text)
+	lastWS, lastEnd := -1, 0
 	for hi, h := range sc.hits {
 		if !slices.Contains(e.targets[h.pat], anchorBase+int32(ri)) {
 			continue
@@ -441,25 +444,27 @@ func (e *engine) runAssign(sc *scratch, ri int, r *rule, text string) {
 		if !ok {
 			continue
 		}
-		we := vEnd
-		for we < n && isClosing(text[we]) && we-vEnd < 64 {
-			we++
-		}
-		// The name's [\w.-] prefix: the match starts in the run of those
-		// bytes before the literal.
+		// The name's [\w.-] prefix: a match holding this literal starts at
+		// the first of those bytes before it (the prefix takes any of them).
 		ws := int(h.start)
 		for ws > 0 && int(h.start)-ws < r.reach && (isWord(text[ws-1]) || text[ws-1] == '.' || text[ws-1] == '-') {
 			ws--
 		}
-		sc.wins = append(sc.wins, [2]int{ws, min(n, we+3)})
-	}
-	for _, w := range mergeWindows(sc.wins) {
-		for _, m := range r.re.FindAllStringSubmatchIndex(text[w[0]:w[1]], -1) {
-			if w[0]+m[1] == w[1] && w[1] < n {
-				continue
-			}
-			e.emit(sc, r, text, m, w[0])
+		if ws == lastWS || ws < lastEnd {
+			continue // the same name again, or inside the last match
 		}
+		lastWS = ws
+		we := vEnd
+		for we < n && isClosing(text[we]) && we-vEnd < 64 {
+			we++
+		}
+		we = min(n, we+3)
+		m := r.anchored.FindStringSubmatchIndex(text[ws:we])
+		if m == nil || ws+m[1] == we && we < n {
+			continue
+		}
+		e.emit(sc, r, text, m, ws)
+		lastEnd = ws + m[1]
 	}
 }
 
@@ -637,10 +642,19 @@ func (e *engine) allows(sc *scratch, al *allowlist, secret string, lowSecret []b
 		if ts >= 0 {
 			target, low = text[ts:te], sc.lower[ts:te]
 		}
-		for _, m := range al.regexes {
-			if m.match(target, low) {
-				regexOK = true
-				break
+		cached := false
+		if al.target == "line" {
+			regexOK, cached = sc.lineAllowed(al, ts, te)
+		}
+		if !cached {
+			for _, m := range al.regexes {
+				if m.match(target, low) {
+					regexOK = true
+					break
+				}
+			}
+			if al.target == "line" {
+				sc.lineCache = append(sc.lineCache, lineVerdict{al, ts, te, regexOK})
 			}
 		}
 	}
@@ -648,6 +662,23 @@ func (e *engine) allows(sc *scratch, al *allowlist, secret string, lowSecret []b
 		return (!al.hasRegex || regexOK) && (!al.hasStop || stopOK)
 	}
 	return regexOK || stopOK
+}
+
+// lineVerdict remembers a line-target allowlist's regexes' verdict on one
+// line: a one-line text of many findings is matched once, not per finding.
+type lineVerdict struct {
+	al     *allowlist
+	ls, le int
+	ok     bool
+}
+
+func (sc *scratch) lineAllowed(al *allowlist, ls, le int) (ok, found bool) {
+	for _, v := range sc.lineCache {
+		if v.al == al && v.ls == ls && v.le == le {
+			return v.ok, true
+		}
+	}
+	return false, false
 }
 
 // genericType decides the type of a generic-api-key finding from the name

@@ -1,10 +1,12 @@
 package secrets
 
 import (
-	"bytes"
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // entropy is the Shannon entropy of s in bits per character, over runes as
@@ -69,6 +71,15 @@ var placeholderWords = [][]byte{
 	[]byte("secret"), []byte("test-key"), []byte("change-it"), []byte("changeit"),
 }
 
+// placeholderTrie finds placeholderWords in one pass.
+var placeholderTrie = sync.OnceValue(func() *ahocorasick.Trie {
+	b := ahocorasick.NewTrieBuilder()
+	for _, w := range placeholderWords {
+		b.AddPattern(w)
+	}
+	return b.Build()
+})
+
 // knownExamples are documented example values, published by the vendors
 // as non-working samples.
 var knownExamples = []string{
@@ -90,10 +101,13 @@ func placeholder(s string, low []byte) bool {
 	case '$', '%':
 		return true
 	}
-	for _, w := range placeholderWords {
-		if bytes.Contains(low, w) {
-			return true
-		}
+	marked := false
+	placeholderTrie().Walk(low, func(_, _, _ int64) bool {
+		marked = true
+		return false
+	})
+	if marked {
+		return true
 	}
 	for _, x := range knownExamples {
 		if len(s) >= len(x) && strings.Contains(s, x) || len(x) > len(s) && len(s) >= 20 && strings.Contains(x, s) {

@@ -314,7 +314,11 @@ func compileRule(rc ruleConfig, als []allowlistConfig, own bool) (*rule, error) 
 	}
 	switch {
 	case assignReach(rc.Regex) > 0 && strings.Contains(rc.Regex, assignOp) && g != nil && r.setAnchors(tree):
-		r.mode = modeAssign
+		anch, err := regexp.Compile(`^(?:` + src + `)`)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", rc.ID, err)
+		}
+		r.mode, r.anchored = modeAssign, anch
 		r.reach = assignReach(rc.Regex)
 		r.valueMin = minLen(g)
 		r.valueMax = maxLen(g)
