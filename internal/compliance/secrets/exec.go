@@ -218,4 +218,3 @@ func isClosing(c byte) bool {
 	}
 	return false
 }
-
