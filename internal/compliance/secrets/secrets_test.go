@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -374,5 +375,33 @@ func TestSplitTop(t *testing.T) {
 		if d := cmp.Diff(tt.want, splitTop(tt.src)); d != "" {
 			t.Errorf("splitTop(%q) (-want +got):\n%s", tt.src, d)
 		}
+	}
+}
+
+// TestConcurrent runs Detect from several goroutines (run with -race): the
+// shared rules and the pooled scratch must not leak between calls.
+func TestConcurrent(t *testing.T) {
+	d := MustNew()
+	ps := positives()
+	want := make([]int, len(ps))
+	for i, p := range ps {
+		want[i] = len(d.Detect(p.text, nil))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(ps))
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 3 * len(ps) {
+				i := (k + g) % len(ps)
+				if got := len(d.Detect(ps[i].text, nil)); got != want[i] {
+					errs <- ps[i].name
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for name := range errs {
+		t.Errorf("%s: a concurrent call found a different number of findings", name)
 	}
 }
