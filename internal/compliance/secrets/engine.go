@@ -19,6 +19,8 @@ type Detector struct {
 	e *engine
 }
 
+var _ detect.Detector = (*Detector)(nil)
+
 // Stats describes the compiled rule set.
 type Stats struct {
 	// GitleaksRules and OwnRules count the rules in gitleaks.toml and
@@ -392,6 +394,9 @@ func (e *engine) emit(sc *scratch, r *rule, text string, m []int, base int) {
 // starts with ("AGE-SECRET-KEY-1", "bedrock-api-key-"): the marker words
 // apply to the random part.
 func (r *rule) placeholder(secret string, low []byte) bool {
+	if r.mode != modePrefix {
+		return placeholder(secret, low)
+	}
 	for _, l := range r.lits {
 		if len(l) < len(secret) && bytes.HasPrefix(low, []byte(l)) || !r.fold && strings.HasPrefix(secret, l) {
 			return placeholder(secret[len(l):], low[len(l):])
