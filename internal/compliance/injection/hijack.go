@@ -48,7 +48,7 @@ func (sc *scanner) userWants(i int) {
 	sc.add(famHijack, i-1, end, z)
 }
 
-var wantWords = []string{"wants", "needs", "asked", "wanted", "requires", "requested", "will", "mochte", "will", "quiere", "necesita", "veut", "souhaite"}
+var wantWords = []string{"wants", "needs", "asked", "wanted", "requires", "requested", "will", "mochte", "quiere", "necesita", "veut", "souhaite"}
 
 // instead: "write instead "hacked"", "schreib stattdessen "gehackt"",
 // "instead, reply with 'PWNED'". Weak unless a quoted output follows.
