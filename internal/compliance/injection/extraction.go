@@ -147,6 +147,10 @@ func (sc *scanner) whichDoYou(i int) {
 func (sc *scanner) whatAreYour(i int) {
 	b := sc.next(i, 2, cBe)
 	if b < 0 {
+		// "¿qué instrucciones te dieron?", "which rules were you given"
+		if j := sc.next(i, 1, cExObj); j >= 0 && sc.received(j) {
+			sc.add(famExtraction, i, j+1, 1.0)
+		}
 		return
 	}
 	if y := sc.next(b, 1, cYou); y >= 0 {

@@ -12,9 +12,10 @@ func (sc *scanner) insteadOf(k int) {
 	s := sc.prev(k, 3, cInstead)
 	if s < 0 {
 		s = sc.prev(k, 1, cNeg)
-		if s < 0 || !sc.is(s, "stop") {
+		if s < 0 || !sc.isAny(s, stopWords) {
 			return
 		}
+		s -= int(sc.toks[s].back)
 	}
 	z, end := -0.2, k+1
 	for m := k + 1; m < len(sc.toks) && m <= k+10; m++ {
@@ -28,6 +29,26 @@ func (sc *scanner) insteadOf(k int) {
 	}
 	sc.add(famHijack, s, end, z)
 }
+
+// stopWords end what the model is doing: "stop summarising", "hör auf
+// zusammenzufassen", "deja de resumir", "arrête de résumer" (the last word of
+// the phrase).
+var stopWords = []string{"stop", "quit", "cease", "auf", "de", "arrete", "arretez", "cesse", "cessez"}
+
+// userWants: "the user actually wants you to …", "what the customer really
+// needs is …": a claim about the user's wish, made to the model.
+func (sc *scanner) userWants(i int) {
+	if !sc.isAny(i-1, users) || !sc.isAny(i+1, wantWords) {
+		return
+	}
+	z, end := 0.0, i+2
+	if y := sc.next(i+1, 1, cYou); y >= 0 {
+		z, end = 1.0, y+1
+	}
+	sc.add(famHijack, i-1, end, z)
+}
+
+var wantWords = []string{"wants", "needs", "asked", "wanted", "requires", "requested", "will", "mochte", "quiere", "necesita", "veut", "souhaite"}
 
 // instead: "write instead "hacked"", "schreib stattdessen "gehackt"",
 // "instead, reply with 'PWNED'". Weak unless a quoted output follows.

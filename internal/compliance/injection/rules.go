@@ -11,7 +11,7 @@ package injection
 // Anchor classes: a token without one of these starts no pattern.
 const anchors = cImper | cOvr | cFollow | cNull | cNew | cFromNow | cReveal | cRevealW | cWhat | cTaskIng | cPwned |
 	cDAN | cDoAny | cMode | cRestr | cJBAdj | cRole | cCharacter | cRefuse | cNoMatter | cTask |
-	cInstead | cAI | cChange | cDanger
+	cInstead | cAI | cChange | cDanger | cPivot
 
 // Trigger classes: counted for the score of texts without a hit.
 const triggers = cOvrS | cObjS | cSecMod | cRole | cJBAdj | cDAN | cDoAny | cRestr | cFromNow | cPwned
@@ -39,6 +39,9 @@ func (sc *scanner) families() {
 		}
 		if c&cTask != 0 {
 			sc.taskNow(i)
+		}
+		if c&cPivot != 0 {
+			sc.userWants(i)
 		}
 		if c&cFromNow != 0 {
 			sc.fromNowOn(i)
@@ -417,8 +420,13 @@ func (sc *scanner) notFollow(i int) {
 func (sc *scanner) nullified(i int) {
 	j := sc.prev(i, 4, cObjS|cObjM|cRestr)
 	if j < 0 {
+		if k := sc.prev(i, 7, cObjS|cObjM); k >= 0 && sc.received(k) { // "las instrucciones que recibiste al principio quedan anuladas"
+			j = k
+		}
+	}
+	if j < 0 {
 		// "everything said before is no longer valid"
-		if e := sc.prev(i, 8, cEvery); e >= 0 && sc.classes(e, i)&(cAfter|cSaid) != 0 {
+		if e := sc.prev(i, 8, cEvery); e >= 0 && sc.classes(e, i)&(cAfter|cSaid|cTold) != 0 {
 			z := 0.8
 			if sc.classes(e, i)&cMine != 0 {
 				z -= mineCost
@@ -433,7 +441,10 @@ func (sc *scanner) nullified(i int) {
 	}
 	var z float64
 	switch {
-	case s >= 0 && sc.classes(s, j)&cPoss != 0:
+	case s >= 0 && sc.classes(s, j)&cPoss != 0, s < 0 && sc.received(j):
+		if s < 0 {
+			s = j
+		}
 		z = 2.0
 	case s >= 0:
 		z = -0.2
@@ -464,11 +475,36 @@ func (sc *scanner) nullified(i int) {
 	sc.add(fam, s, i+1, z)
 }
 
+// received reports whether object token j is followed by a clause that
+// makes it the model's: "the rules you were given", "las instrucciones que
+// te dieron / que recibiste", "les consignes qu'on t'a données", "die
+// Regeln, die du bekommen hast".
+func (sc *scanner) received(j int) bool {
+	you := false
+	for k := j + 1; k < len(sc.toks) && k <= j+5; k++ {
+		if sc.toks[k].sent {
+			return false
+		}
+		c := sc.toks[k].cls
+		if c&cYou != 0 || sc.isAny(k, secondPerson) {
+			you = true
+		}
+		if c&(cTold|cSaid) != 0 {
+			return you || sc.isAny(k, secondPerson)
+		}
+	}
+	return false
+}
+
+// secondPerson are verbs and pronouns that address the model without "you":
+// "recibiste", "t'a".
+var secondPerson = []string{"recibiste", "obtuviste", "t", "hast", "tienes", "as"}
+
 // newInstructions: "New instructions:", "your new task is", "the real rules
 // are".
 func (sc *scanner) newInstructions(i int) {
-	j := sc.next(i, 1, cObjS|cObjM|cTask)
-	if j < 0 {
+	j := sc.next(i, 3, cObjS|cObjM|cTask)
+	if j < 0 || j-int(sc.toks[j].back) > i+1 { // "nuevo mensaje del sistema"
 		return
 	}
 	z, start, end := -1.0, i, j+1
@@ -527,10 +563,16 @@ func (sc *scanner) taskNow(i int) {
 	}
 	k := sc.next(i, 2, cPivot)
 	if k < 0 {
-		return
+		k = sc.next(i, 3, cNull) // "your task has changed", "deine Aufgabe hat sich geändert"
+		if k < 0 || !sc.isAny(k, changedWords) || !sc.colonAfter(k) && sc.next(k, 6, cPivot|cFromNow) < 0 {
+			return // "your task has changed: …" followed by the new one
+		}
 	}
 	sc.add(famHijack, p, k+1, 1.0)
 }
+
+// changedWords say a task has changed.
+var changedWords = []string{"changed", "geandert", "cambiado", "change", "anders", "different"}
 
 // fromNowOn: "from now on you will …", "von nun an bist du …".
 func (sc *scanner) fromNowOn(i int) {
