@@ -221,6 +221,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "stages" {
 		return runStages(stdout)
 	}
+	if len(args) > 0 && args[0] == "compliance" {
+		return runCompliance(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "logs" {
 		return runLogs(ctx, args[1:], stdout, stderr)
 	}

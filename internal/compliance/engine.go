@@ -6,6 +6,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-gateway/svc/internal/compliance/detect"
+	"github.com/svc-gateway/svc/internal/compliance/injection"
+	"github.com/svc-gateway/svc/internal/compliance/pii"
+	"github.com/svc-gateway/svc/internal/compliance/secrets"
 )
 
 // Engine runs the detector families over content and applies a policy.
@@ -197,4 +200,15 @@ func (p *runePos) at(b int) int {
 
 func round3(f float64) float64 {
 	return float64(int64(f*1000+0.5)) / 1000
+}
+
+// NewDefault returns the engine over the built-in detector families: PII,
+// secrets (gitleaks' rules) and prompt injection.
+func NewDefault() (*Engine, error) {
+	sec, err := secrets.New()
+	if err != nil {
+		return nil, err
+	}
+	injection.Prepare()
+	return New(pii.New(), sec, injection.Detector{}), nil
 }

@@ -32,6 +32,7 @@ var components = map[string]constructor{
 	config.Proxy:      newProxy,
 	config.Management: newManagement,
 	config.Bridge:     newBridge,
+	config.Compliance: newCompliance,
 }
 
 // Components names the components this build provides, in start order.

@@ -1,0 +1,69 @@
+package wire
+
+import (
+	"github.com/svc-gateway/svc/internal/app"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/compliance"
+	"github.com/svc-gateway/svc/internal/compliance/detect"
+	"github.com/svc-gateway/svc/internal/compliance/httpapi"
+	"github.com/svc-gateway/svc/internal/compliance/model"
+	"github.com/svc-gateway/svc/internal/config"
+)
+
+// Compliance is the process's compliance engine, scan records and
+// learner, built once: the compliance component serves them, and the
+// proxy's policy stage (issue 14) calls the engine in process.
+type Compliance struct {
+	Engine  *compliance.Engine
+	Records *compliance.Records
+	Learner *compliance.Learner
+}
+
+// Compliance builds the engine over the detector families, the scan
+// records (flushed and purged in the background) and the shared risk
+// model (following other replicas' feedback in the background).
+func (s *System) Compliance() (*Compliance, error) {
+	return s.compliance.get(func() (*Compliance, error) {
+		db, err := s.SQL()
+		if err != nil {
+			return nil, err
+		}
+		eng, err := compliance.NewDefault()
+		if err != nil {
+			return nil, err
+		}
+		m, err := model.New(s.ctx, db, model.Options{Logger: s.Log})
+		if err != nil {
+			return nil, err
+		}
+		recs := compliance.NewRecords(db, compliance.RecordsOptions{Retention: s.Config.ComplianceScanRetention, Log: s.Log})
+		s.runs("compliance-records", recs.Run)
+		s.runs("compliance-model", m.Run)
+		return &Compliance{Engine: eng, Records: recs, Learner: compliance.NewLearner(eng, m, recs)}, nil
+	})
+}
+
+func newCompliance(s *System) (*app.Service, error) {
+	var err error
+	admin := part(&err, s.AdminKey)
+	keys := part(&err, s.Keys)
+	c := part(&err, s.Compliance)
+	probes := part(&err, s.Probes)
+	beats := part(&err, s.Heartbeat)
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.New(httpapi.Deps{
+		Auth: auth.Chain{auth.AdminKey(admin), keys}, Engine: c.Engine, Records: c.Records, Learner: c.Learner,
+		Features: func(text string, fs []detect.Finding) []byte {
+			b, _ := model.Encode(model.Featurize(text, fs))
+			return b
+		},
+		Metrics: httpapi.NewMetrics(s.Metrics().Registry), Process: s.Metrics(), Probes: probes, Log: s.Log,
+	})
+	srv, err := s.serve(config.Compliance, api)
+	if err != nil {
+		return nil, err
+	}
+	return &app.Service{Server: srv, Background: []app.Component{beats.Component(config.Compliance, nil)}}, nil
+}
