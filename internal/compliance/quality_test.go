@@ -1,0 +1,78 @@
+package compliance_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/svc-gateway/svc/internal/compliance"
+	"github.com/svc-gateway/svc/internal/compliance/detect"
+	"github.com/svc-gateway/svc/internal/compliance/injection"
+	"github.com/svc-gateway/svc/internal/compliance/quality"
+)
+
+// knownShort are the held-out targets the detectors do not meet yet, with
+// the figure measured when this was written: a floor the figure may not
+// fall under. A target met since is caught too (the entry must go), so the
+// list stays true. See docs/benchmarks.md, "Compliance quality".
+var knownShort = map[string]float64{
+	"CREDIT_CARD recall": 0.888,
+	"injection F1":       0.866,
+}
+
+// TestQualityHeldOut is the compliance quality command:
+//
+//	go test -v -run TestQualityHeldOut ./internal/compliance/
+//
+// prints span-level precision, recall and F1 per type, the false-positive
+// rate on hard negatives and the injection detector's precision, recall,
+// F1 and ROC-AUC on the held-out split (never tuned on), and holds them to
+// the issue's targets.
+func TestQualityHeldOut(t *testing.T) {
+	e, err := compliance.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inj injection.Detector
+	var report strings.Builder
+	s, err := quality.Run(&report, e.Findings, inj.Score)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + report.String())
+	figures := map[string]float64{
+		"CREDIT_CARD recall": s.Spans.PerType[detect.CreditCard].Recall(),
+		"injection F1":       s.Injection.F1,
+	}
+	for _, u := range s.Unmet() {
+		name := unmetName(u)
+		floor, known := knownShort[name]
+		if !known {
+			t.Errorf("target not met: %s", u)
+			continue
+		}
+		if got := figures[name]; got < floor-1e-9 {
+			t.Errorf("%s fell to %.3f, under the %.3f measured before: %s", name, got, floor, u)
+		}
+	}
+	for name := range knownShort {
+		met := true
+		for _, u := range s.Unmet() {
+			if unmetName(u) == name {
+				met = false
+			}
+		}
+		if met {
+			t.Errorf("%s now meets its target (%.3f): remove it from knownShort and the docs' list of gaps", name, figures[name])
+		}
+	}
+}
+
+// unmetName is the figure an Unmet sentence is about: "CREDIT_CARD recall
+// 0.889, want >= 0.98" → "CREDIT_CARD recall".
+func unmetName(u string) string {
+	f := strings.Fields(u)
+	if len(f) < 2 {
+		return u
+	}
+	return f[0] + " " + f[1]
+}
