@@ -30,6 +30,11 @@ var (
 	embeddedHeldout []byte
 )
 
+// Embedded returns the embedded weights.bin and heldout.bin, for the test
+// that keeps them what training gives today (it lives where the detectors
+// they were trained with may be imported).
+func Embedded() (weights, heldout []byte) { return embeddedWeights, embeddedHeldout }
+
 // Threshold is the score at and above which a text counts as risky in the
 // metrics and the false-positive rates. Policies may pick other cut-offs
 // for their risk levels.

@@ -61,35 +61,6 @@ func payloadOf(t *testing.T, weights []byte) []byte {
 	return f.payloadBytes
 }
 
-// TestEmbeddedWeightsAreUpToDate: the embedded weights are what training on
-// the labelled sets gives today, bit for bit. Once the quality harness's
-// sets exist they must be the ones trained on (run go generate).
-func TestEmbeddedWeightsAreUpToDate(t *testing.T) {
-	dir := seedDir
-	if hasSets(qualityDir) {
-		dir = qualityDir
-	}
-	res, err := Train(GenerateConfig(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := loadBase()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.DataHash != b.file.dataHash {
-		t.Fatalf("the embedded weights were not trained on %s as it is now: run go generate ./internal/compliance/model (with -data %s)", dir, dir)
-	}
-	want := payloadOf(t, res.Weights)
-	got := (&weightsFile{dataHash: b.file.dataHash, rows: b.file.rows, risky: b.file.risky, w: b.file.w}).payload()
-	if !bytes.Equal(got, want) {
-		t.Errorf("retraining on %s gave other weights than the embedded ones", dir)
-	}
-	if m := evaluateRows(b.file.w, b.heldout); m != res.Metrics {
-		t.Errorf("embedded held-out metrics %+v, retrained %+v", m, res.Metrics)
-	}
-}
-
 func TestReadSetLabels(t *testing.T) {
 	tests := []struct {
 		name, set, line string
