@@ -32,10 +32,18 @@ var (
 	proxyPaths      = []string{"/v1", "/native", "/ide", "/a2a", "/api/mcp", "/.well-known"}
 	managementPaths = []string{"/api/guardrails", "/api/guard", "/api/auth", "/api/enterprise", "/api/routing", "/api/mcp/tools", "/api/mcp/auth", "/api/admin/mcp", "/api/metacache",
 		"/api/vas", "/api/providers", "/api/alerts", "/api/a2a", "/api/analytics", "/api/audit", "/api/health"}
+	// compliancePaths are the compliance API's: /v1/compliance wins over
+	// the proxy's /v1 on the internal ingress (the longest prefix does).
+	compliancePaths = []string{"/api/compliance", "/v1/compliance"}
 	// bridgePaths are the bridge's own; /api/vas (which it serves too)
 	// stays on management (docs/decisions.md).
 	bridgePaths = []string{"/api/redis", "/api/hybrid"}
 )
+
+// minReplicas are the components that must run more than one pod: the
+// compliance API, in the path of every scan, survives a pod's loss. (The
+// proxy's count is its HorizontalPodAutoscaler's.)
+var minReplicas = map[string]int32{"compliance": 2}
 
 // manifests are the decoded objects, by name.
 type manifests struct {
@@ -244,6 +252,19 @@ func TestKubernetesDeployments(t *testing.T) {
 			if r := d.Spec.Replicas; r != nil && *r < 1 {
 				t.Errorf("replicas %d: %s never runs", *r, component)
 			}
+			if want, ok := minReplicas[component]; ok {
+				// Unset is Kubernetes's default, one.
+				got := int32(1)
+				if d.Spec.Replicas != nil {
+					got = *d.Spec.Replicas
+				}
+				if got < want {
+					t.Errorf("replicas %d, want at least %d for %s", got, want, component)
+				}
+				if u := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || u == nil || u.MaxUnavailable == nil || u.MaxUnavailable.IntValue() != 0 {
+					t.Errorf("strategy %+v, want a rolling update with maxUnavailable 0, so a rollout keeps %d pods serving", d.Spec.Strategy, want)
+				}
+			}
 			if len(c.Ports) != 1 || c.Ports[0].Name != "http" || int(c.Ports[0].ContainerPort) != port {
 				t.Errorf("ports %+v, want one named http on %d (%s's port)", c.Ports, port, component)
 			}
@@ -440,7 +461,7 @@ func TestKubernetesCrossReferences(t *testing.T) {
 }
 
 // TestKubernetesIngresses: the public ingress carries the proxy's paths
-// and nothing else; the management and bridge paths are on an ingress of another
+// and nothing else; the management, compliance and bridge paths are on an ingress of another
 // class (spec rule 3); both are SSE-safe (rule 9); every backend exists.
 func TestKubernetesIngresses(t *testing.T) {
 	m := loadManifests(t)
@@ -488,11 +509,30 @@ func TestKubernetesIngresses(t *testing.T) {
 	for _, p := range managementPaths {
 		want[p] = "svc-management"
 	}
+	for _, p := range compliancePaths {
+		want[p] = "svc-compliance"
+	}
 	for _, p := range bridgePaths {
 		want[p] = "svc-bridge"
 	}
 	if got := routes(internal); !maps.Equal(got, want) {
 		t.Errorf("internal ingress routes %v, want %v", got, want)
+	}
+	// Each Service the ingresses name runs the component whose paths it gets.
+	for svc, component := range map[string]string{"svc-proxy": "proxy", "svc-management": "api-server", "svc-compliance": "compliance", "svc-bridge": "bridge"} {
+		s, ok := m.services[svc]
+		if !ok {
+			continue // reported above as a missing backend
+		}
+		var runs []string
+		for _, d := range m.deployments {
+			if matches(s.Spec.Selector, d.Spec.Template.Labels) {
+				runs = append(runs, componentOf(d))
+			}
+		}
+		if len(runs) != 1 || runs[0] != component {
+			t.Errorf("Service %s selects pods running %v, want %s's", svc, runs, component)
+		}
 	}
 	for _, ing := range []*networkingv1.Ingress{public, internal} {
 		for k, v := range map[string]string{

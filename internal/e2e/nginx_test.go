@@ -31,20 +31,20 @@ const nginxConf = "../../deploy/nginx/svc.conf"
 // yet; the test stands a small HTTP server in for each, answering with its
 // name in X-Test-Component, so the routes to them can be checked.
 var plannedComponents = []struct{ name, upstream string }{
-	{"compliance", "compliance:7777"},
 	{"policy", "policy:7782"},
 	{"frontend", "frontend:3600"},
 }
 
 // TestNginxConfig runs deploy/nginx/svc.conf in Debian's nginx in front of
-// svc's components as separate processes (two proxies, a management process
-// and a bridge on the test PostgreSQL and Redis, stand-ins for the
-// components not built yet) and checks the spec's path table, on the public
-// and the internal server block: every prefix reaches the component that
-// serves it, the management, compliance, policy and bridge paths are not
-// reachable on the public block, the bridge drains what the proxies logged
-// and reports it through the internal block, a stream arrives
-// incrementally, and a 40 MB body passes.
+// svc's components as separate processes (two proxies, a management
+// process, a compliance process and a bridge on the test PostgreSQL and
+// Redis, stand-ins for the components not built yet) and checks the spec's
+// path table, on the public and the internal server block: every prefix
+// reaches the component that serves it, the management, compliance, policy
+// and bridge paths are not reachable on the public block, a scan passes
+// through the internal block, the bridge drains what the proxies logged and
+// reports it through the internal block, a stream arrives incrementally,
+// and a 40 MB body passes.
 func TestNginxConfig(t *testing.T) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -57,6 +57,11 @@ func TestNginxConfig(t *testing.T) {
 	px1 := start(t, fake, with(shared, "SERVICE_TYPE", "proxy", "SEMANTIC_CACHE_ENABLED", "true"))
 	px2 := start(t, fake, with(shared, "SERVICE_TYPE", "proxy", "SEMANTIC_CACHE_ENABLED", "true"))
 	br := start(t, fake, with(shared, "SERVICE_TYPE", "bridge"))
+	// start does not report the compliance API's address: it gets a port
+	// chosen here.
+	compliance := freePort(t)
+	_, compliancePort, _ := net.SplitHostPort(compliance)
+	start(t, fake, with(shared, "SERVICE_TYPE", "compliance", "COMPLIANCE_PORT", compliancePort))
 
 	upstreams := map[string]string{
 		"proxy-1:7775":    hostPort(t, px1.proxy),
@@ -65,6 +70,8 @@ func TestNginxConfig(t *testing.T) {
 		// The bridge, like management, answers 401 without the admin key:
 		// a relay names it in X-Test-Component.
 		"bridge:3500": hostPort(t, tagged(t, "bridge", br.bridge)),
+		// So does the compliance API (the admin key or a virtual key).
+		"compliance:7777": hostPort(t, tagged(t, "compliance", "http://"+compliance)),
 	}
 	standIns := map[string]*standIn{}
 	for _, c := range plannedComponents {
@@ -147,6 +154,31 @@ func TestNginxConfig(t *testing.T) {
 		}
 	})
 
+	t.Run("a scan passes through the internal server, not the public one", func(t *testing.T) {
+		scan := []byte(`{"content":"Card 4111 1111 1111 1111, SSN 123-45-6789","policy":"pci_dss"}`)
+		for _, k := range []struct{ name, key string }{{"the admin key", adminKey}, {"a virtual key", key}} {
+			resp, body := postTo(t, ng.internal+"/v1/compliance/scan", k.key, scan)
+			var res struct {
+				RecommendedAction string `json:"recommended_action"`
+			}
+			if resp.StatusCode != 200 || resp.Header.Get("X-Test-Component") != "compliance" || json.Unmarshal(body, &res) != nil || res.RecommendedAction != "Block" {
+				t.Errorf("POST /v1/compliance/scan with %s on the internal server: %d (from %q) %.300s, want 200 from the compliance API, recommending Block", k.name, resp.StatusCode, resp.Header.Get("X-Test-Component"), body)
+			}
+			resp, body = postTo(t, ng.public+"/v1/compliance/scan", k.key, scan)
+			if resp.StatusCode != 404 || resp.Header.Get("X-Test-Component") != "" || !strings.Contains(string(body), `"not_found"`) {
+				t.Errorf("POST /v1/compliance/scan with %s on the public server: %d %.300s, want nginx's 404", k.name, resp.StatusCode, body)
+			}
+		}
+		if code, body := get(t, ng.public+"/v1/compliance/", adminKey); code != 404 || !strings.Contains(body, `"not_found"`) {
+			t.Errorf("GET /v1/compliance/ with the admin key on the public server: %d %s, want nginx's 404", code, body)
+		}
+		// The public Kubernetes ingress sends /v1/compliance to the proxy
+		// (ingress-public.yaml): the proxy must not serve it.
+		if resp, body := postTo(t, px1.proxy+"/v1/compliance/scan", key, scan); resp.StatusCode != 404 {
+			t.Errorf("POST /v1/compliance/scan to a proxy: %d %.300s, want 404 (it is the compliance API's)", resp.StatusCode, body)
+		}
+	})
+
 	t.Run("both proxy replicas serve", func(t *testing.T) {
 		for range 6 {
 			resp, body := postTo(t, ng.public+"/v1/chat/completions", key, []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
@@ -204,7 +236,7 @@ func TestNginxConfig(t *testing.T) {
 		// svc's streams carry X-Accel-Buffering: no, which turns nginx's
 		// buffering off by itself; a component's stream without it
 		// (the stand-in's: 6 events 100 ms apart) tests svc.conf's own.
-		get, _ := http.NewRequest("GET", ng.internal+"/api/compliance/stream", nil)
+		get, _ := http.NewRequest("GET", ng.internal+"/api/policy/stream", nil)
 		if first, end := streamTimes(t, get); end-first < 300*time.Millisecond {
 			t.Errorf("without X-Accel-Buffering: first event at %v, stream ended at %v, want the first ≥ 300ms before the end (buffering, or compression that holds events back)", first, end)
 		}
