@@ -3,8 +3,6 @@ package model
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,23 +11,9 @@ import (
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
 
-// seedDir is the small hand-written labelled set; qualityDir the quality
-// harness's sets, which go generate trains on once they exist.
-const (
-	seedDir    = "testdata/seed"
-	qualityDir = "../quality/testdata"
-)
-
-func hasSets(dir string) bool {
-	for _, set := range setNames {
-		for _, split := range []string{"tune", "heldout"} {
-			if _, err := os.Stat(filepath.Join(dir, set+"_"+split+".jsonl")); err != nil {
-				return false
-			}
-		}
-	}
-	return true
-}
+// seedDir is the small hand-written labelled set (the quality harness's
+// sets, which go generate trains on, are checked by gen's test).
+const seedDir = "testdata/seed"
 
 // TestTrainIsDeterministic: training twice gives the same bytes, and in a
 // few seconds.
