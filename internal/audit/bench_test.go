@@ -39,11 +39,18 @@ func benchExchange(i int) *pipeline.Exchange {
 func BenchmarkFromExchangeEncode(b *testing.B) {
 	x := benchExchange(1)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := json.Marshal(audit.FromExchange(x, 40*time.Millisecond)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpuTime()-cpu)
+}
+
+// reportCPU reports the process's CPU time per op (cpu-ns/op).
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkRecord is Logger.Record of a built entry into a spool on disk:
@@ -60,6 +67,8 @@ func BenchmarkRecord(b *testing.B) {
 			defer l.Close()
 			e := audit.FromExchange(benchExchange(1), 40*time.Millisecond)
 			b.ReportAllocs()
+			cpu := cpuTime()
+			defer func() { reportCPU(b, cpuTime()-cpu) }()
 			if !parallel {
 				for b.Loop() {
 					l.Record(e)
@@ -86,11 +95,13 @@ func BenchmarkRecordFromJSON(b *testing.B) {
 	}
 	b.SetBytes(int64(len(js)))
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := audit.RecordFromJSON(js); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpuTime()-cpu)
 }
 
 // BenchmarkSQLiteWrite is the bridge's write of batches of 512 new
@@ -120,12 +131,16 @@ func BenchmarkSQLiteWrite(b *testing.B) {
 	const size = 512
 	b.ReportAllocs()
 	b.ResetTimer()
+	var cpu time.Duration
 	for done := 0; done < b.N; done += size {
 		b.StopTimer()
 		recs := batch(min(size, b.N-done))
 		b.StartTimer()
+		start := cpuTime()
 		if n, err := s.Write(context.Background(), recs, nil); err != nil || n != len(recs) {
 			b.Fatalf("Write: %d new, %v; want %d", n, err, len(recs))
 		}
+		cpu += cpuTime() - start
 	}
+	reportCPU(b, cpu)
 }

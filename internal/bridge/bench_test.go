@@ -63,6 +63,7 @@ func BenchmarkDrainSQLite(b *testing.B) {
 		Batch: 512, Rollups: analytics.NewRollups(db).Add})
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for done := 0; done < b.N; {
 		n, err := br.DrainOnce(context.Background())
 		if err != nil {
@@ -71,6 +72,7 @@ func BenchmarkDrainSQLite(b *testing.B) {
 		done += n
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((cpuTime() - cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	if st := br.Status(); st.Written != int64(b.N) {
 		b.Fatalf("written %d, want %d", st.Written, b.N)
 	}
