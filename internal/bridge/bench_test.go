@@ -72,7 +72,7 @@ func BenchmarkDrainSQLite(b *testing.B) {
 		done += n
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime() - cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	if st := br.Status(); st.Written != int64(b.N) {
 		b.Fatalf("written %d, want %d", st.Written, b.N)
 	}
