@@ -46,6 +46,12 @@ type scenarioResult struct {
 	// MaxRSS is the largest VmRSS of svc sampled during the measured phase,
 	// in bytes; 0 when svc's process is unknown.
 	MaxRSS int64 `json:"svc_max_rss_bytes"`
+	// CPUPerRequest (-variants) is the CPU time svc's processes used per
+	// request, in µs, from the measured phase's start until the bridge had
+	// written its entries (DrainMS after the phase ended), so that it holds
+	// the whole cost of a request and its audit entry; -1 when unknown.
+	CPUPerRequest float64 `json:"svc_cpu_us_per_request,omitempty"`
+	DrainMS       float64 `json:"drain_ms,omitempty"`
 }
 
 // baselineResult is a reference path's phase (the relay's, the bare reverse

@@ -59,6 +59,9 @@ type variant struct {
 	split bool     // Redis + PostgreSQL, SERVICE_TYPE=proxy,api-server …
 	drain bool     // … and a bridge process
 	hang  bool     // SVC_SLACK_WEBHOOK_URL is the hanging receiver
+	// writes: a bridge writes the entries of the variant's requests (audit
+	// on, and a bridge in the process or beside it).
+	writes bool
 }
 
 // parseVariants reads -variants; audit-redis needs -redis and -postgres.
@@ -76,11 +79,13 @@ func parseVariants(list string, redisURL, pgURL string) ([]variant, error) {
 		case variantAuditOff:
 			v.env = []string{"SVC_AUDIT_ENABLED=false"}
 		case variantAuditOn:
+			v.writes = true
 		case variantAuditRedis, variantNoDrain, variantRedisOff:
 			if redisURL == "" || pgURL == "" {
 				return nil, fmt.Errorf("-variants: %s needs -redis and -postgres", name)
 			}
 			v.split, v.drain = true, name == variantAuditRedis
+			v.writes = v.drain
 			if name == variantRedisOff {
 				v.env = []string{"SVC_AUDIT_ENABLED=false"}
 			}
@@ -90,7 +95,7 @@ func parseVariants(list string, redisURL, pgURL string) ([]variant, error) {
 			// SlowRequest per provider per window (10 s at least), the
 			// notifier one per subject per dedup period (1 s at least).
 			v.env = []string{"SVC_ALERT_SLOW_MS=1", "SVC_ALERT_WINDOW=10s", "SVC_ALERT_DEDUP=1s"}
-			v.hang = true
+			v.hang, v.writes = true, true
 		default:
 			return nil, fmt.Errorf("-variants: unknown variant %q (want %s)", name, strings.Join(variantNames, ", "))
 		}
@@ -241,19 +246,35 @@ func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookU
 			phase := func(t target, n int, d time.Duration) phaseStats {
 				return stats(runPhase(ctx, client, phaseSpec{target: t, body: body, stream: mode == modeStream, concurrency: c, n: n, duration: d}))
 			}
-			sc := scenarioResult{Mode: mode, Concurrency: c, AllocsPerRequest: -1}
+			sc := scenarioResult{Mode: mode, Concurrency: c, AllocsPerRequest: -1, CPUPerRequest: -1}
 			if o.warmup > 0 {
 				phase(direct, o.warmup, 0)
 			}
 			sc.Direct = phase(direct, o.n, o.duration)
 			if o.warmup > 0 {
-				phase(svc, o.warmup, 0)
+				w0 := bridgeWritten(ctx, gw)
+				warm := phase(svc, o.warmup, 0)
+				if v.writes {
+					drained(ctx, gw, w0, warm.Requests)
+				}
 			}
 			m0, err0 := mallocs(ctx, client, gw.proxyURL+"/metrics")
+			w0 := bridgeWritten(ctx, gw)
+			cpu0, errc0 := gw.cpu()
 			sc.Svc = phase(svc, o.n, o.duration)
 			m1, err1 := mallocs(ctx, client, gw.proxyURL+"/metrics")
 			if err0 == nil && err1 == nil && sc.Svc.Requests > 0 {
 				sc.AllocsPerRequest = (m1 - m0) / float64(sc.Svc.Requests)
+			}
+			if v.writes {
+				wait, ok := drained(ctx, gw, w0, sc.Svc.Requests)
+				sc.DrainMS = float64(wait) / float64(time.Millisecond)
+				if !ok {
+					fmt.Fprintf(progress, "svcbench: warning: %s %s c=%d: the bridge had not written the phase's entries %s after it\n", v.name, mode, c, wait)
+				}
+			}
+			if cpu1, errc1 := gw.cpu(); errc0 == nil && errc1 == nil && sc.Svc.Requests > 0 {
+				sc.CPUPerRequest = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(sc.Svc.Requests)
 			}
 			compare(&sc)
 			run.Scenarios = append(run.Scenarios, sc)
@@ -306,6 +327,29 @@ func splitSetup(ctx context.Context, redisURL, pgURL string) (env []string, clea
 
 // hybridFigures are the bridge's written count and the hot tier's backlog;
 // written is -1 when the bridge does not answer.
+// drainLimit bounds how long svcbench waits after a phase for the bridge
+// to write its entries.
+const drainLimit = time.Minute
+
+// drained waits until the bridge has written n entries more than w0 says
+// and the hot tier's backlog is empty (the phase's entries are in SQL),
+// polling /api/hybrid, and returns how long that took after the call and
+// whether it happened within drainLimit; at once when the bridge's figures
+// cannot be read.
+func drained(ctx context.Context, gw *gateway, w0 hybridFigures, n int) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		h := bridgeWritten(ctx, gw)
+		if w0.written < 0 || h.written < 0 || (h.written-w0.written >= int64(n) && h.backlog == 0) {
+			return time.Since(start), true
+		}
+		if time.Since(start) > drainLimit || ctx.Err() != nil {
+			return time.Since(start), false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 type hybridFigures struct{ written, backlog int64 }
 
 // bridgeWritten reads the bridge's /api/hybrid.

@@ -23,9 +23,16 @@ type variantMedian struct {
 	AddedP99         float64 `json:"added_p99_ms"`
 	RPS              float64 `json:"rps"`
 	AllocsPerRequest float64 `json:"svc_allocs_per_request"`
-	AddedP50Ratio    float64 `json:"added_p50_ratio"`
-	AddedP99Ratio    float64 `json:"added_p99_ratio"`
-	RPSRatio         float64 `json:"rps_ratio"`
+	// CPUPerRequest is svc's CPU per request, µs, its phase's entries
+	// written (-1 when unknown); CPURatio its ratio to the reference's,
+	// the figure the machine's load disturbs least; DrainMS how long the
+	// bridge took to finish writing after the phase.
+	CPUPerRequest float64 `json:"svc_cpu_us_per_request"`
+	CPURatio      float64 `json:"cpu_ratio"`
+	DrainMS       float64 `json:"drain_ms"`
+	AddedP50Ratio float64 `json:"added_p50_ratio"`
+	AddedP99Ratio float64 `json:"added_p99_ratio"`
+	RPSRatio      float64 `json:"rps_ratio"`
 	// Versus is the variant the ratios compare with.
 	Versus string `json:"versus,omitempty"`
 	// BridgeWritten is the median of the runs' BridgeWritten.
@@ -85,7 +92,7 @@ func summarize(rep *variantReport) []variantMedian {
 			if v != versus {
 				m.Versus = versus
 			}
-			var p50, p99, add50, add99, rps, allocs, r50, r99, rr []float64
+			var p50, p99, add50, add99, rps, allocs, cpu, drain, r50, r99, rr, rc []float64
 			for round := 1; round <= rep.Rounds; round++ {
 				sc, ok := byKey[key{v, s.mode, s.c, round}]
 				if !ok {
@@ -97,17 +104,28 @@ func summarize(rep *variantReport) []variantMedian {
 				if sc.AllocsPerRequest >= 0 {
 					allocs = append(allocs, sc.AllocsPerRequest)
 				}
+				if sc.CPUPerRequest > 0 {
+					cpu = append(cpu, sc.CPUPerRequest)
+				}
+				drain = append(drain, sc.DrainMS)
 				if ref, ok := byKey[key{versus, s.mode, s.c, round}]; ok && m.Versus != "" {
 					r50 = append(r50, ratio(sc.AddedP50, ref.AddedP50))
 					r99 = append(r99, ratio(sc.AddedP99, ref.AddedP99))
 					rr = append(rr, ratio(sc.Svc.RPS, ref.Svc.RPS))
+					if sc.CPUPerRequest > 0 && ref.CPUPerRequest > 0 {
+						rc = append(rc, ratio(sc.CPUPerRequest, ref.CPUPerRequest))
+					}
 				}
 			}
 			m.SvcP50, m.SvcP99, m.AddedP50, m.AddedP99, m.RPS = median(p50), median(p99), median(add50), median(add99), median(rps)
-			m.AllocsPerRequest = -1
+			m.AllocsPerRequest, m.CPUPerRequest = -1, -1
 			if len(allocs) > 0 {
 				m.AllocsPerRequest = median(allocs)
 			}
+			if len(cpu) > 0 {
+				m.CPUPerRequest = median(cpu)
+			}
+			m.DrainMS, m.CPURatio = median(drain), median(rc)
 			m.AddedP50Ratio, m.AddedP99Ratio, m.RPSRatio = median(r50), median(r99), median(rr)
 			if w := written[v]; len(w) > 0 {
 				m.BridgeWritten = int64(median(w))
@@ -134,9 +152,11 @@ func writeVariantsTable(w io.Writer, r *variantReport) error {
 	}
 	fmt.Fprintf(w, "svcbench -variants: %s after %d warm-up requests, %d rounds (variants in rotating order, each a fresh svc;\n", per, r.Warmup, r.Rounds)
 	fmt.Fprintf(w, "  each svc phase right after its own direct phase). Medians over the rounds; \"× ref\" are medians of the\n")
-	fmt.Fprintf(w, "  per-round ratios to the variant named under \"vs\", measured in the same round.\n\n")
+	fmt.Fprintf(w, "  per-round ratios to the variant named under \"vs\", measured in the same round. \"CPU/req\" is svc's CPU time\n")
+	fmt.Fprintf(w, "  (all its processes) per request, from the phase's start until the bridge had written the phase's entries\n")
+	fmt.Fprintf(w, "  (\"drain\" after the phase's end): what a request and its audit entry cost, whatever else loads the machine.\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tvariant\tsvc p50\tsvc p99\tadded p50\tadded p99\trps\tallocs/req\tvs\tadded p50 × ref\tadded p99 × ref\trps × ref\t")
+	fmt.Fprintln(tw, "scenario\tvariant\tsvc p50\tsvc p99\tadded p50\tadded p99\trps\tallocs/req\tCPU/req\tdrain\tvs\tadded p50 × ref\tadded p99 × ref\trps × ref\tCPU × ref\t")
 	last := ""
 	for _, m := range r.Summary {
 		name := fmt.Sprintf("%s c=%d", m.Mode, m.Concurrency)
@@ -149,8 +169,16 @@ func writeVariantsTable(w io.Writer, r *variantReport) error {
 		if m.AllocsPerRequest >= 0 {
 			allocs = fmt.Sprintf("%.0f", m.AllocsPerRequest)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", name, m.Variant, fmtMS(m.SvcP50), fmtMS(m.SvcP99),
-			fmtAdded(m.AddedP50), fmtAdded(m.AddedP99), m.RPS, allocs, m.Versus, fmtRatio(m.AddedP50Ratio), fmtRatio(m.AddedP99Ratio), fmtRatio(m.RPSRatio))
+		cpu, drain := "-", ""
+		if m.CPUPerRequest >= 0 {
+			cpu = fmt.Sprintf("%.0fµs", m.CPUPerRequest)
+		}
+		if m.DrainMS > 0 {
+			drain = fmt.Sprintf("%.0fms", m.DrainMS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, m.Variant, fmtMS(m.SvcP50), fmtMS(m.SvcP99),
+			fmtAdded(m.AddedP50), fmtAdded(m.AddedP99), m.RPS, allocs, cpu, drain, m.Versus, fmtRatio(m.AddedP50Ratio), fmtRatio(m.AddedP99Ratio),
+			fmtRatio(m.RPSRatio), fmtRatio(m.CPURatio))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

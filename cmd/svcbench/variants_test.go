@@ -92,26 +92,29 @@ func TestMedianAndSummary(t *testing.T) {
 			t.Errorf("median(%v): got %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	sc := func(added50, added99, rps float64) []scenarioResult {
-		return []scenarioResult{{Mode: modeNonStream, Concurrency: 1, AddedP50: added50, AddedP99: added99, Svc: phaseStats{RPS: rps}, AllocsPerRequest: -1}}
+	sc := func(added50, added99, rps, cpu, drain float64) []scenarioResult {
+		return []scenarioResult{{Mode: modeNonStream, Concurrency: 1, AddedP50: added50, AddedP99: added99, Svc: phaseStats{RPS: rps},
+			AllocsPerRequest: -1, CPUPerRequest: cpu, DrainMS: drain}}
 	}
 	rep := &variantReport{Rounds: 2, Reference: variantAuditOff, Variants: []string{variantAuditOff, variantAuditOn, variantAlertsHang}, Runs: []variantRun{
-		{Round: 1, Variant: variantAuditOff, Scenarios: sc(0.2, 1, 1000), BridgeWritten: 0},
-		{Round: 1, Variant: variantAuditOn, Scenarios: sc(0.3, 1, 900), BridgeWritten: 100},
-		{Round: 1, Variant: variantAlertsHang, Scenarios: sc(0.3, 2, 900), BridgeWritten: -1},
-		{Round: 2, Variant: variantAuditOn, Scenarios: sc(0.2, 2, 1000), BridgeWritten: 300},
-		{Round: 2, Variant: variantAlertsHang, Scenarios: sc(0.1, 2, 1000), BridgeWritten: -1},
-		{Round: 2, Variant: variantAuditOff, Scenarios: sc(0.4, 4, 1000), BridgeWritten: 0},
+		{Round: 1, Variant: variantAuditOff, Scenarios: sc(0.2, 1, 1000, 100, 0), BridgeWritten: 0},
+		{Round: 1, Variant: variantAuditOn, Scenarios: sc(0.3, 1, 900, 150, 40), BridgeWritten: 100},
+		{Round: 1, Variant: variantAlertsHang, Scenarios: sc(0.3, 2, 900, 165, 60), BridgeWritten: -1},
+		{Round: 2, Variant: variantAuditOn, Scenarios: sc(0.2, 2, 1000, 132, 20), BridgeWritten: 300},
+		{Round: 2, Variant: variantAlertsHang, Scenarios: sc(0.1, 2, 1000, -1, 0), BridgeWritten: -1},
+		{Round: 2, Variant: variantAuditOff, Scenarios: sc(0.4, 4, 1000, 120, 0), BridgeWritten: 0},
 	}}
 	got := summarize(rep)
 	want := []variantMedian{
-		{Variant: variantAuditOff, Mode: modeNonStream, Concurrency: 1, Rounds: 2, AddedP50: 0.3, AddedP99: 2.5, RPS: 1000, AllocsPerRequest: -1, BridgeWritten: 0},
-		// Round ratios: p50 1.5 and 0.5, p99 1 and 0.5, rps 0.9 and 1.
+		{Variant: variantAuditOff, Mode: modeNonStream, Concurrency: 1, Rounds: 2, AddedP50: 0.3, AddedP99: 2.5, RPS: 1000, AllocsPerRequest: -1,
+			CPUPerRequest: 110, BridgeWritten: 0},
+		// Round ratios: p50 1.5 and 0.5, p99 1 and 0.5, rps 0.9 and 1, CPU 1.5 and 1.1.
 		{Variant: variantAuditOn, Mode: modeNonStream, Concurrency: 1, Rounds: 2, AddedP50: 0.25, AddedP99: 1.5, RPS: 950, AllocsPerRequest: -1,
-			AddedP50Ratio: 1, AddedP99Ratio: 0.75, RPSRatio: 0.95, Versus: variantAuditOff, BridgeWritten: 200},
-		// Against audit-on: p50 1 and 0.5, p99 2 and 1, rps 1 and 1.
+			CPUPerRequest: 141, DrainMS: 30, AddedP50Ratio: 1, AddedP99Ratio: 0.75, RPSRatio: 0.95, CPURatio: 1.3, Versus: variantAuditOff, BridgeWritten: 200},
+		// Against audit-on: p50 1 and 0.5, p99 2 and 1, rps 1 and 1, CPU 1.1
+		// (round 2's CPU unknown).
 		{Variant: variantAlertsHang, Mode: modeNonStream, Concurrency: 1, Rounds: 2, AddedP50: 0.2, AddedP99: 2, RPS: 950, AllocsPerRequest: -1,
-			AddedP50Ratio: 0.75, AddedP99Ratio: 1.5, RPSRatio: 1, Versus: variantAuditOn, BridgeWritten: -1},
+			CPUPerRequest: 165, DrainMS: 30, AddedP50Ratio: 0.75, AddedP99Ratio: 1.5, RPSRatio: 1, CPURatio: 1.1, Versus: variantAuditOn, BridgeWritten: -1},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
@@ -155,7 +158,7 @@ func TestRunVariants(t *testing.T) {
 	if !ok {
 		t.Fatalf("no JSON after the table:\n%s", &out)
 	}
-	for _, want := range []string{"non-stream c=2", "audit-off", "audit-on", "alerts-hang", "added p50 × ref", "failed requests: 0",
+	for _, want := range []string{"non-stream c=2", "audit-off", "audit-on", "alerts-hang", "added p50 × ref", "CPU × ref", "failed requests: 0",
 		"audit-on: the bridge wrote per run 22 (backlog 0), 22 (backlog 0)", "alerts-hang: the hanging webhook took 1, 1 connections per run"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table has no %q:\n%s", want, table)
@@ -172,7 +175,8 @@ func TestRunVariants(t *testing.T) {
 		if r.Variant == variantAuditOff {
 			wantWritten = 0
 		}
-		if r.BridgeWritten != wantWritten || len(r.Scenarios) != 1 || r.Scenarios[0].Svc.Requests != 20 || r.Scenarios[0].AllocsPerRequest <= 0 {
+		if r.BridgeWritten != wantWritten || len(r.Scenarios) != 1 || r.Scenarios[0].Svc.Requests != 20 || r.Scenarios[0].AllocsPerRequest <= 0 ||
+			r.Scenarios[0].CPUPerRequest < 0 {
 			t.Errorf("run %d %s: written %d, scenarios %+v", r.Round, r.Variant, r.BridgeWritten, r.Scenarios)
 		}
 		if hooked := r.WebhookConns > 0; hooked != (r.Variant == variantAlertsHang) {
@@ -239,4 +243,27 @@ func benchSchemas(t *testing.T, pg string) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func TestStatCPU(t *testing.T) {
+	tests := []struct {
+		name, stat string
+		want       time.Duration
+		wantErr    bool
+	}{
+		{"svc", "4242 (svc) S 1 4242 4242 0 -1 4194560 9066 0 0 0 1234 566 0 0 20 0 12 0 9999 1500000000 5000", 18 * time.Second, false},
+		{"a name with spaces and parentheses", "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 1 1", 70 * time.Millisecond, false},
+		{"no name", "7 svc R 1 7 7 0 -1 0 0 0 0 0 3 4", 0, true},
+		{"cut short", "7 (svc) R 1 7 7 0 -1 0 0 0 0 0 3", 0, true},
+		{"not a number", "7 (svc) R 1 7 7 0 -1 0 0 0 0 0 x 4 0", 0, true},
+		{"negative", "7 (svc) R 1 7 7 0 -1 0 0 0 0 0 -3 4 0", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := statCPU(tc.stat)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("statCPU: got %v, %v; want %v, an error: %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
 }

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -86,17 +85,21 @@ func (l *Logger) Record(e *Entry) {
 	if l.opt.Spool == nil {
 		return
 	}
-	js, err := json.Marshal(e)
-	if err != nil {
-		l.log.Error("audit entry not encodable", "request_id", e.RequestID, "err", err)
-		return
-	}
+	buf := encodeBufs.Get().(*[]byte)
+	js := e.AppendJSON((*buf)[:0])
 	// The spool is a local file write: no deadline (and no timer per
-	// request) to set up for it.
-	err = l.opt.Spool.StreamAppend(context.Background(), HotLogKey, js)
+	// request) to set up for it. It copies js into its file before it
+	// returns, so the buffer serves the next entry.
+	err := l.opt.Spool.StreamAppend(context.Background(), HotLogKey, js)
 	if err == nil {
+		if cap(js) <= maxPooledEntry {
+			*buf = js
+			encodeBufs.Put(buf)
+		}
 		return
 	}
+	// js is not pooled again: the hot tier's client might hold it past a
+	// timeout.
 	if l.opt.Hot != nil && l.direct(e, js) {
 		return
 	}
@@ -105,6 +108,12 @@ func (l *Logger) Record(e *Entry) {
 	}
 	l.log.Error("audit entry lost: the spool refused it and no hot tier took it", "request_id", e.RequestID, "err", err)
 }
+
+// encodeBufs are Record's encoding buffers, reused from entry to entry;
+// maxPooledEntry bounds the buffers kept (a large entry's is dropped).
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledEntry = 64 << 10
 
 // direct writes js to the hot tier itself, the spool having refused it,
 // and reports whether the hot tier took it.

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,10 +28,15 @@ const logColumns = `request_id, ts, key_id, provider, model, status, success, to
 
 const nLogColumns = 13
 
-// logPlaceholders is one row of a multi-row INSERT; the casts let
-// PostgreSQL type a VALUES list that is selected from (insertLogsQuery).
+// logPlaceholders is one row of a multi-row INSERT on PostgreSQL; the
+// casts let it type a VALUES list that is selected from (insertLogsQuery).
 const logPlaceholders = `(?, CAST(? AS BIGINT), ?, ?, ?, CAST(? AS INTEGER), CAST(? AS BOOLEAN), CAST(? AS BIGINT), ` +
 	`CAST(? AS DOUBLE PRECISION), CAST(? AS BIGINT), ?, ?, ?)`
+
+// logPlaceholdersSQLite is one row on SQLite, which binds the values as
+// they are: without the casts SQLite parses (each batch's statement is
+// prepared anew) and runs the INSERT faster, about 3 µs less per row.
+const logPlaceholdersSQLite = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Inserted is called by Write inside the transaction that inserted
 // records, with the records stored for the first time (never one that was
@@ -93,12 +99,32 @@ func (s *SQLStore) Write(ctx context.Context, recs []Record, then Inserted) (int
 	return n, nil
 }
 
+// errSomeStored reports that a batch inserted without RETURNING found some
+// of its records stored already: insertLogBatch writes it again with
+// RETURNING, to learn which.
+var errSomeStored = errors.New("audit: some records of the batch are stored already")
+
 // insertLogBatch writes rows in one transaction, with then, and returns how
-// many were new.
+// many were new. On SQLite it first inserts without RETURNING (about 2 µs
+// less per record) and counts the rows inserted: all of them, the usual
+// case, are new; when some were stored already (a redelivered batch), the
+// transaction is rolled back and written again with RETURNING.
 func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record, then Inserted) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
+	if s.db.Dialect() == sqlstore.DialectSQLite {
+		n, err := s.insertLogTx(ctx, rows, then, false)
+		if !errors.Is(err, errSomeStored) {
+			return n, err
+		}
+	}
+	return s.insertLogTx(ctx, rows, then, true)
+}
+
+// insertLogTx is insertLogBatch with RETURNING (returning), or without it,
+// failing with errSomeStored when a record was stored already.
+func (s *SQLStore) insertLogTx(ctx context.Context, rows []Record, then Inserted, returning bool) (int, error) {
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("audit: insert logs: begin: %w", err)
@@ -114,15 +140,26 @@ func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record, then Inser
 	for start := 0; start < len(rows); start += logBatchRows {
 		batch := rows[start:min(start+logBatchRows, len(rows))]
 		if len(batch) != built {
-			query, built = s.insertLogsQuery(len(batch)), len(batch)
+			query, built = s.insertLogsQuery(len(batch), returning), len(batch)
 		}
 		args = args[:0]
 		for i := range batch {
 			args = appendLogArgs(args, &batch[i])
 		}
-		if fresh, err = insertReturning(ctx, tx, query, args, batch, fresh); err != nil {
-			return 0, err
+		if returning {
+			if fresh, err = insertReturning(ctx, tx, query, args, batch, fresh); err != nil {
+				return 0, err
+			}
+			continue
 		}
+		res, err := tx.Exec(ctx, query, args...)
+		if err != nil {
+			return 0, fmt.Errorf("audit: insert logs: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(batch)) {
+			return 0, errSomeStored
+		}
+		fresh = append(fresh, batch...)
 	}
 	if then != nil && len(fresh) > 0 {
 		if err := then(ctx, tx, fresh); err != nil {
@@ -245,25 +282,27 @@ func appendLogArgs(args []any, r *Record) []any {
 		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry), r.UserID, r.ConversationID)
 }
 
-// insertLogsQuery is the INSERT of rows records, answering the request ids
-// it inserted. On SQLite request_id is the key, and a conflict skips the
+// insertLogsQuery is the INSERT of rows records, answering (with
+// returning) the request ids it inserted. On SQLite request_id is the key, and a conflict skips the
 // row. On PostgreSQL the partitioned table's key is (ts, request_id) — a
 // unique key must hold the partition key —, which skips an entry delivered
 // again (same bytes, same timestamp) atomically even between bridges; a
 // request id already stored under another timestamp is skipped by the NOT
 // EXISTS probe of the request_id index.
-func (s *SQLStore) insertLogsQuery(rows int) string {
+func (s *SQLStore) insertLogsQuery(rows int, returning bool) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO audit_logs (` + logColumns + `) `)
 	if s.db.Dialect() == sqlstore.DialectPostgres {
 		b.WriteString(`SELECT * FROM (VALUES `)
+		b.WriteString(sqlstore.Placeholders(rows, logPlaceholders))
+		b.WriteString(`) AS v (` + logColumns + `) WHERE NOT EXISTS (SELECT 1 FROM audit_logs a WHERE a.request_id = v.request_id)`)
 	} else {
 		b.WriteString(`VALUES `)
+		b.WriteString(sqlstore.Placeholders(rows, logPlaceholdersSQLite))
 	}
-	b.WriteString(sqlstore.Placeholders(rows, logPlaceholders))
-	if s.db.Dialect() == sqlstore.DialectPostgres {
-		b.WriteString(`) AS v (` + logColumns + `) WHERE NOT EXISTS (SELECT 1 FROM audit_logs a WHERE a.request_id = v.request_id)`)
+	b.WriteString(` ON CONFLICT DO NOTHING`)
+	if returning {
+		b.WriteString(` RETURNING request_id`)
 	}
-	b.WriteString(` ON CONFLICT DO NOTHING RETURNING request_id`)
 	return b.String()
 }

@@ -139,3 +139,50 @@ func TestInsertLogsNoRequestID(t *testing.T) {
 		t.Errorf("QueryLogs: got %d records (%v), want the 2 with an id", total, err)
 	}
 }
+
+// TestWriteRedeliveredBatch checks a batch of several statements' worth
+// of records, some stored already (a redelivery after a lost
+// acknowledgement): only the new ones are written and handed to the hook,
+// each once, and every record is stored once.
+func TestWriteRedeliveredBatch(t *testing.T) {
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := t.Context()
+		s := audit.NewSQLStore(db)
+		ts := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
+		recs := make([]audit.Record, 1200)
+		for i := range recs {
+			recs[i] = audit.Record{RequestID: fmt.Sprintf("rd-%04d", i), Timestamp: ts.Add(time.Duration(i) * time.Millisecond),
+				Provider: "openai", Status: 200, Success: true, Entry: []byte(`{}`)}
+		}
+		stored := append(slices.Clone(recs[:100]), recs[700:800]...)
+		if n, err := s.Write(ctx, stored, nil); err != nil || n != len(stored) {
+			t.Fatalf("first Write: %d new (%v), want %d", n, err, len(stored))
+		}
+		var seen []string
+		then := func(_ context.Context, _ *sqlstore.Tx, recs []audit.Record) error {
+			for _, r := range recs {
+				seen = append(seen, r.RequestID)
+			}
+			return nil
+		}
+		n, err := s.Write(ctx, recs, then)
+		if want := len(recs) - len(stored); err != nil || n != want {
+			t.Fatalf("Write of the whole batch: %d new (%v), want %d", n, err, want)
+		}
+		var want []string
+		for _, r := range append(slices.Clone(recs[100:700]), recs[800:]...) {
+			want = append(want, r.RequestID)
+		}
+		if diff := cmp.Diff(want, seen); diff != "" {
+			t.Errorf("the hook saw (-want +got):\n%s", diff)
+		}
+		var rows, distinct int
+		if err := db.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT request_id) FROM audit_logs WHERE request_id LIKE 'rd-%'`).
+			Scan(&rows, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if rows != len(recs) || distinct != len(recs) {
+			t.Errorf("stored %d rows, %d distinct; want %d each", rows, distinct, len(recs))
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -68,6 +69,29 @@ func BenchmarkAppendParallel(b *testing.B) {
 	wg.Go(func() { consume(ctx, s) })
 	b.SetBytes(int64(len(entry1K)))
 	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.Append(entry1K); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	cancel()
+	wg.Wait()
+}
+
+// BenchmarkAppend64 is BenchmarkAppendParallel from 64 goroutines, as a
+// proxy answering 64 requests at once records their entries.
+func BenchmarkAppend64(b *testing.B) {
+	s := open(b, b.TempDir(), Options{MaxBytes: 16 << 30})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { consume(ctx, s) })
+	b.SetBytes(int64(len(entry1K)))
+	b.ReportAllocs()
+	b.SetParallelism((64 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := s.Append(entry1K); err != nil {

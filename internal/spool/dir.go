@@ -124,7 +124,7 @@ func (s *Spool) Remove() error {
 	segs := s.segs
 	s.mu.Unlock()
 
-	var errs []error
+	errs := []error{s.closeCursor()}
 	if s.cur != nil {
 		errs = append(errs, s.cur.Close())
 		s.cur = nil

@@ -1,6 +1,8 @@
 package spool
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +20,28 @@ const (
 	segSuffix  = ".seg"
 )
 
+// The cursor file holds the watermark as one fixed-size record,
+// "v2 <segment> <offset> <crc>\n" (the CRC-32C of the watermark's 8
+// little-endian bytes), so that each acknowledgement overwrites it in
+// place with one write(2) on the open file, rather than writing a
+// temporary file and renaming it over the cursor (an inode created and
+// one removed per acknowledgement: 0.4-0.9 ms of kernel time each on the
+// development VM). A record torn by a power loss fails its CRC and is
+// read as no cursor (everything delivered again); a process killed
+// mid-write cannot tear it. Spools of earlier versions hold "v1 <segment>
+// <offset>\n", read as well and replaced at Open.
+const (
+	cursorFormat = "v2 %010d %010d %08x\n"
+	cursorSize   = 34
+)
+
+// cursorRecord is the cursor file's record of watermark wm.
+func cursorRecord(wm uint64) []byte {
+	var p [8]byte
+	binary.LittleEndian.PutUint64(p[:], wm)
+	return fmt.Appendf(make([]byte, 0, cursorSize), cursorFormat, uint32(wm>>32), uint32(wm), crc32Update(0, p[:]))
+}
+
 // readCursor returns the watermark in dir's cursor file: 0 (the start)
 // when there is none, or when it is unreadable (logged: everything is
 // delivered again, which at-least-once allows).
@@ -26,9 +50,17 @@ func (s *Spool) readCursor() uint64 {
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0
 	}
-	var seg, off uint32
+	var seg, off, crc uint32
 	if err == nil {
-		_, err = fmt.Sscanf(string(b), "v1 %d %d\n", &seg, &off)
+		switch {
+		case len(b) == cursorSize && string(b[:3]) == "v2 ":
+			_, err = fmt.Sscanf(string(b), "v2 %d %d %x\n", &seg, &off, &crc)
+			if err == nil && !bytes.Equal(b, cursorRecord(position(seg, off))) {
+				err = errors.New("the record's checksum does not match")
+			}
+		default:
+			_, err = fmt.Sscanf(string(b), "v1 %d %d\n", &seg, &off)
+		}
 	}
 	if err != nil {
 		s.log.Error("spool: unreadable cursor; delivering every frame again", "err", err)
@@ -37,18 +69,59 @@ func (s *Spool) readCursor() uint64 {
 	return position(seg, off)
 }
 
-// writeCursor replaces the cursor file with wm, atomically (temporary file
-// and rename; no fsync: see the package doc).
+// openCursor writes the persisted watermark into a new cursor file (which
+// replaces one of an earlier version) and keeps the file open for
+// writeCursor. Without it open, writeCursor replaces the file each time.
+func (s *Spool) openCursor() error {
+	if err := s.replaceCursor(s.persisted); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, cursorName), os.O_RDWR, 0)
+	if err != nil {
+		s.log.Warn("spool: cursor not kept open; each acknowledgement replaces it", "err", err)
+		return nil
+	}
+	s.cursor = f
+	return nil
+}
+
+// writeCursor writes wm into the cursor file: in place, on the open file;
+// or, when it is not open or that write fails, by replacing the file.
+// persistMu held.
 func (s *Spool) writeCursor(wm uint64) error {
+	if s.cursor != nil {
+		if _, err := s.cursor.WriteAt(cursorRecord(wm), 0); err == nil {
+			return nil
+		}
+		s.cursor.Close()
+		s.cursor = nil
+	}
+	return s.replaceCursor(wm)
+}
+
+// replaceCursor replaces the cursor file with one holding wm, atomically
+// (temporary file + rename, no fsync).
+func (s *Spool) replaceCursor(wm uint64) error {
 	tmp := filepath.Join(s.dir, cursorTemp)
-	b := fmt.Appendf(nil, "v1 %d %d\n", uint32(wm>>32), uint32(wm))
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if err := os.WriteFile(tmp, cursorRecord(wm), 0o600); err != nil {
 		return fmt.Errorf("spool: cursor: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(s.dir, cursorName)); err != nil {
 		return fmt.Errorf("spool: cursor: %w", err)
 	}
 	return nil
+}
+
+// closeCursor closes the open cursor file, if any.
+func (s *Spool) closeCursor() error {
+	s.persistMu.Lock()
+	defer s.persistMu.Unlock()
+	if s.cursor == nil {
+		return nil
+	}
+	err := s.cursor.Close()
+	s.cursor = nil
+	return err
 }
 
 // segments lists dir's segment numbers in order.

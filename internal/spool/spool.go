@@ -11,8 +11,9 @@
 // a panic, the OOM killer), so an appended entry is never lost to those; a
 // power loss or kernel crash may lose the entries of the last seconds, and
 // may tear or zero the tail of a segment (which Open then truncates or
-// skips). An acknowledgement is kept by rewriting the cursor file (temporary
-// file + rename, no fsync either).
+// skips). An acknowledgement is kept by overwriting the cursor file's
+// fixed-size, checksummed record in place (one write(2), no fsync either;
+// recover.go).
 //
 // On disk, dir holds segment files <seq>.seg (appended to until they reach
 // Options.SegmentBytes, then sealed), the cursor file (the watermark: the
@@ -197,7 +198,8 @@ type Spool struct {
 	wake    chan struct{} // closed by Append when waiters > 0
 
 	persistMu sync.Mutex
-	persisted uint64 // the watermark in the cursor file
+	persisted uint64   // the watermark in the cursor file
+	cursor    *os.File // the cursor file, open for writing in place; nil: replaced each time
 }
 
 // Open opens (creating it if needed) the spool in dir, holding dir's lock
@@ -227,6 +229,10 @@ func Open(dir string, opt Options) (*Spool, error) {
 		s.closeFiles()
 		return nil, err
 	}
+	if err := s.openCursor(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -249,7 +255,7 @@ func (s *Spool) Close() error {
 }
 
 func (s *Spool) closeFiles() error {
-	var errs []error
+	errs := []error{s.closeCursor()}
 	if s.cur != nil {
 		errs = append(errs, s.cur.Close())
 		s.cur = nil

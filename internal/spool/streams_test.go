@@ -3,10 +3,12 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,6 +256,59 @@ func TestCorruptCursor(t *testing.T) {
 	}
 	if log.String() == "" {
 		t.Error("an unreadable cursor was not logged")
+	}
+}
+
+// TestCursorFormats checks the cursor file: written in place as a v2
+// record with a checksum, read back; a v1 cursor of an earlier version read
+// (and replaced by a v2 one); a record whose checksum does not match read
+// as no cursor, so everything is delivered again and that is logged.
+func TestCursorFormats(t *testing.T) {
+	tests := []struct {
+		name    string
+		rewrite func(rec string, seg, off uint32) string
+		want    []string
+		logged  bool
+	}{
+		{"v2 as written", func(rec string, _, _ uint32) string { return rec }, []string{"b"}, false},
+		{"v1 of an earlier version", func(_ string, seg, off uint32) string { return fmt.Sprintf("v1 %d %d\n", seg, off) }, []string{"b"}, false},
+		{"v2 with a wrong checksum", func(rec string, _, _ uint32) string { return rec[:25] + "00000000\n" }, []string{"a", "b"}, true},
+		{"v2 with another offset", func(_ string, seg, off uint32) string {
+			return fmt.Sprintf("v2 %010d %010d", seg, off+1) + string(cursorRecord(position(seg, off)))[24:]
+		}, []string{"a", "b"}, true},
+		{"v2 cut short", func(rec string, _, _ uint32) string { return rec[:20] }, []string{"a", "b"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := open(t, dir, Options{})
+			appendAll(t, s, "a", "b")
+			ack(t, s, ids(read(t, s, "c", 1))...)
+			s.Close()
+			path := filepath.Join(dir, cursorName)
+			rec, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seg, off, crc uint32
+			if _, err := fmt.Sscanf(string(rec), "v2 %d %d %x\n", &seg, &off, &crc); err != nil || len(rec) != cursorSize {
+				t.Fatalf("cursor file %q (%v), want a v2 record of %d bytes", rec, err, cursorSize)
+			}
+			if err := os.WriteFile(path, []byte(tc.rewrite(string(rec), seg, off)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var log logBuf
+			s = open(t, dir, Options{Logger: log.logger()})
+			if got := drain(t, s, false); !slices.Equal(got, tc.want) {
+				t.Errorf("delivered %q, want %q", got, tc.want)
+			}
+			if logged := strings.Contains(log.String(), "unreadable cursor"); logged != tc.logged {
+				t.Errorf("unreadable cursor logged: %v, want %v (log: %s)", logged, tc.logged, log.String())
+			}
+			if rec, err := os.ReadFile(path); err != nil || len(rec) != cursorSize || !strings.HasPrefix(string(rec), "v2 ") {
+				t.Errorf("cursor file after Open: %q (%v), want a v2 record", rec, err)
+			}
+		})
 	}
 }
 

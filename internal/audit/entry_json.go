@@ -1,0 +1,214 @@
+package audit
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MarshalJSON encodes the entry as AppendJSON does.
+func (e *Entry) MarshalJSON() ([]byte, error) {
+	return e.AppendJSON(make([]byte, 0, 1024)), nil
+}
+
+// AppendJSON appends the entry's JSON encoding to dst: byte for byte what
+// encoding/json makes of the struct (field order, omitempty, nil slices and
+// pointers as null, strings escaped for HTML, U+2028 and U+2029 escaped,
+// invalid UTF-8 replaced by \ufffd, floats formatted as it does), without
+// reflection and with no allocation beyond dst's growth: Logger.Record
+// encodes every request's entry with it. The one difference: a cost that
+// is NaN or infinite, which encoding/json refuses (losing the entry), is
+// written null.
+func (e *Entry) AppendJSON(dst []byte) []byte {
+	b := append(dst, `{"request_id":`...)
+	b = appendString(b, e.RequestID)
+	b = append(b, `,"timestamp":`...)
+	b = appendString(b, e.Timestamp)
+	b = append(b, `,"provider":`...)
+	b = appendString(b, e.Provider)
+	b = append(b, `,"model":`...)
+	b = appendString(b, e.Model)
+	b = append(b, `,"model_provider":`...)
+	b = appendString(b, e.ModelProvider)
+	b = append(b, `,"tokens_used":`...)
+	b = strconv.AppendInt(b, e.TokensUsed, 10)
+	b = append(b, `,"cost":`...)
+	b = appendFloat(b, e.Cost)
+	b = append(b, `,"latency_ms":`...)
+	b = strconv.AppendInt(b, e.LatencyMS, 10)
+	b = append(b, `,"processing_time_ms":`...)
+	b = strconv.AppendInt(b, e.ProcessingTimeMS, 10)
+	b = append(b, `,"content_type":`...)
+	b = appendString(b, e.ContentType)
+	b = append(b, `,"user_id":`...)
+	b = appendString(b, e.UserID)
+	b = append(b, `,"conversation_id":`...)
+	b = appendString(b, e.ConversationID)
+	b = append(b, `,"conversation_stage":`...)
+	b = appendString(b, e.ConversationStage)
+	b = append(b, `,"routing_strategy":`...)
+	b = appendString(b, e.RoutingStrategy)
+	b = append(b, `,"routing_reason":`...)
+	b = appendString(b, e.RoutingReason)
+	b = append(b, `,"compliance_status":`...)
+	b = appendString(b, e.ComplianceStatus)
+	b = append(b, `,"compliance_violations":`...)
+	b = appendStrings(b, e.ComplianceViolations)
+
+	b = append(b, `,"metacache":{"hit":`...)
+	b = strconv.AppendBool(b, e.Metacache.Hit)
+	b = append(b, `,"query":`...)
+	if e.Metacache.Query == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, *e.Metacache.Query)
+	}
+	b = append(b, `,"tokens_saved":`...)
+	b = strconv.AppendInt(b, e.Metacache.TokensSaved, 10)
+	b = append(b, `,"cost_saved":`...)
+	b = appendFloat(b, e.Metacache.CostSaved)
+
+	c := &e.Compliance
+	b = append(b, `},"compliance":{"data_classification":`...)
+	b = appendString(b, c.DataClassification)
+	b = append(b, `,"compliance_score":`...)
+	if c.ComplianceScore == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendFloat(b, *c.ComplianceScore)
+	}
+	b = append(b, `,"has_violations":`...)
+	b = strconv.AppendBool(b, c.HasViolations)
+	b = append(b, `,"violations":`...)
+	b = appendStrings(b, c.Violations)
+	b = append(b, `,"regulatory_frameworks":`...)
+	b = appendStrings(b, c.RegulatoryFrameworks)
+
+	m := &e.Metrics
+	b = append(b, `},"metrics":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, m.PromptTokens, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, m.CompletionTokens, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, m.TotalTokens, 10)
+	b = append(b, `,"processing_time_ms":`...)
+	b = strconv.AppendInt(b, m.ProcessingTimeMS, 10)
+	b = append(b, `,"success":`...)
+	b = strconv.AppendBool(b, m.Success)
+	b = append(b, `,"custom_metrics":{"api_key":`...)
+	b = appendString(b, m.CustomMetrics.APIKey)
+
+	b = append(b, `}},"status":`...)
+	b = strconv.AppendInt(b, int64(e.Status), 10)
+	b = append(b, `,"endpoint":`...)
+	b = appendString(b, e.Endpoint)
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendBool(b, e.Stream)
+	if e.KeyID != "" {
+		b = append(b, `,"key_id":`...)
+		b = appendString(b, e.KeyID)
+	}
+	if e.UsageEstimated {
+		b = append(b, `,"usage_estimated":true`...)
+	}
+	if e.ErrorType != "" {
+		b = append(b, `,"error_type":`...)
+		b = appendString(b, e.ErrorType)
+	}
+	if e.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, e.Error)
+	}
+	return append(b, '}')
+}
+
+// appendStrings appends ss as a JSON array, or null when ss is nil.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendFloat appends f as encoding/json formats a float64: the shortest
+// decimal that reads back as f, in exponent form below 1e-6 and from 1e21
+// on (with a one-digit negative exponent as e-7, not e-07); null for NaN
+// and the infinities.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString appends s as a JSON string escaped as encoding/json
+// escapes it by default: quote and backslash; \b, \f, \n, \r and \t; other
+// control characters and <, > and & as \u00XX; U+2028 and U+2029 as
+// \u2028 and \u2029; each byte of invalid UTF-8 as \ufffd.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
