@@ -16,6 +16,7 @@ func FuzzDetect(f *testing.F) {
 		f.Add(s)
 	}
 	var d Detector
+	learnedDetector := Detector{Learned: true}
 	f.Fuzz(func(t *testing.T, text string) {
 		fs, score := d.Scan(text, nil)
 		if math.IsNaN(score) || score < 0 || score > 1 {
@@ -34,6 +35,15 @@ func FuzzDetect(f *testing.F) {
 		}
 		if s := d.Score(text); s != score {
 			t.Fatalf("Score %v, Scan's score %v: want equal", s, score)
+		}
+		lfs, ls := learnedDetector.Scan(text, nil)
+		if math.IsNaN(ls) || ls < 0 || ls > 1 || (len(lfs) > 0) != (ls >= DefaultThreshold) {
+			t.Fatalf("learned: score %v with %d findings: want within [0, 1], findings exactly at or above the threshold", ls, len(lfs))
+		}
+		for _, f := range lfs {
+			if f.Start < 0 || f.End > len(text) || f.Start >= f.End || f.Rule == "" {
+				t.Fatalf("learned: finding %+v out of [0, %d)", f, len(text))
+			}
 		}
 	})
 }

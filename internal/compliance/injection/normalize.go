@@ -111,7 +111,9 @@ func (n *normText) normalize(s string) {
 		}
 		if 0xE0020 <= r && r <= 0xE007E { // tag characters
 			n.ascii(byte(r-0xE0000), i, true)
-			n.obf[len(n.obf)-1] = true
+			if len(n.obf) > 0 { // a tag separator at the start writes nothing
+				n.obf[len(n.obf)-1] = true
+			}
 			i += size
 			continue
 		}

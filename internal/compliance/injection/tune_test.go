@@ -32,13 +32,6 @@ func (m metrics) f1() float64 {
 }
 func (m metrics) adjFPRate() float64 { return ratio(m.adjFP, m.adj) }
 
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
 func loadLabelled(t *testing.T, path string) []labelled {
 	t.Helper()
 	f, err := os.Open(filepath.Clean(path))
@@ -62,9 +55,11 @@ func loadLabelled(t *testing.T, path string) []labelled {
 	return rows
 }
 
-func evaluate(rows []labelled) metrics {
+func evaluate(rows []labelled) metrics { return evaluateWith(Detector{}, rows) }
+
+// evaluateWith is evaluate with the detector d.
+func evaluateWith(d Detector, rows []labelled) metrics {
 	var m metrics
-	var d Detector
 	type scored struct {
 		s   float64
 		pos bool
@@ -160,6 +155,7 @@ func TestHandSets(t *testing.T) {
 // was added (a regression floor, not the target).
 func TestHeldBackSets(t *testing.T) {
 	floors := map[string]float64{"heldback9.jsonl": 0.80}
+	learnedFloors := map[string]float64{"heldback9.jsonl": 0.84}
 	paths, _ := filepath.Glob("testdata/heldback*.jsonl")
 	if len(paths) == 0 {
 		t.Fatal("no held-back sets in testdata")
@@ -167,9 +163,20 @@ func TestHeldBackSets(t *testing.T) {
 	for _, path := range paths {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			m := evaluate(loadLabelled(t, path))
+			rows := loadLabelled(t, path)
+			m := evaluate(rows)
 			t.Logf("precision %.3f recall %.3f F1 %.3f ROC-AUC %.3f (tp %d fp %d fn %d tn %d); security-adjacent FP %d/%d",
 				m.precision(), m.recall(), m.f1(), m.auc, m.tp, m.fp, m.fn, m.tn, m.adjFP, m.adj)
+			// The learned component (off by default): reported, held to
+			// the F1 measured when it was added; its security-adjacent
+			// false alarms (2/23) are over the target, which is why it is
+			// off by default.
+			l := evaluateWith(Detector{Learned: true}, rows)
+			t.Logf("learned: precision %.3f recall %.3f F1 %.3f ROC-AUC %.3f (tp %d fp %d fn %d tn %d); security-adjacent FP %d/%d",
+				l.precision(), l.recall(), l.f1(), l.auc, l.tp, l.fp, l.fn, l.tn, l.adjFP, l.adj)
+			if lf, ok := learnedFloors[name]; ok && l.f1() < lf {
+				t.Errorf("learned F1 %.3f, want >= %.2f", l.f1(), lf)
+			}
 			floor, ok := floors[name]
 			if !ok {
 				t.Fatalf("no F1 floor recorded for %s", name)
