@@ -205,6 +205,8 @@ var negativeCases = []string{
 	"See [the docs](https://example.com/docs?page=2&lang=en) for details.",
 	"Commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b, token SGVsbG8gV29ybGQ=, id 550e8400-e29b-41d4-a716-446655440000",
 	"Привет, как дела? Это обычный текст на русском языке.",
+	"I pasted the deploy key by mistake:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+	"tls:\n  key: |\n    -----BEGIN OPENSSH PRIVATE KEY-----\n    b3BlbnNzaC1rZXktdjEAAAAA\n    -----END OPENSSH PRIVATE KEY-----",
 }
 
 func TestNegatives(t *testing.T) {
