@@ -54,6 +54,23 @@ func TestQualityHeldOut(t *testing.T) {
 			t.Errorf("%s fell to %.3f, under the %.3f measured before: %s", name, got, floor, u)
 		}
 	}
+	// Texts that carry personal data or secrets but no instruction (support
+	// tickets, config files, pasted keys) must not read as attacks either.
+	pii, err := quality.LoadExamples("testdata/pii_heldout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, ex := range pii {
+		if inj.Score(ex.Text) >= 0.5 {
+			flagged++
+		}
+	}
+	if rate := float64(flagged) / float64(len(pii)); rate > quality.TargetHardNegFP {
+		t.Errorf("%d of %d held-out PII texts (%.1f%%) read as prompt injection, want <= %.0f%%", flagged, len(pii), 100*rate, 100*quality.TargetHardNegFP)
+	} else {
+		t.Logf("held-out PII texts read as prompt injection: %d of %d", flagged, len(pii))
+	}
 	for name := range knownShort {
 		met := true
 		for _, u := range s.Unmet() {
