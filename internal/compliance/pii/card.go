@@ -21,9 +21,9 @@ var cardRules = map[string]string{"visa": "card:visa+luhn", "mastercard": "card:
 	"maestro": "card:maestro+luhn", "other": "card:other+luhn"}
 
 // cardSep reports whether s separates a card's groups: one space, dash or
-// dot, or a dash between spaces.
+// dot, or a dash between spaces (Unicode spaces and dashes count as theirs).
 func cardSep(s string) bool {
-	switch s {
+	switch plainSep(s) {
 	case " ", "-", ".", " - ":
 		return true
 	}

@@ -1,6 +1,8 @@
 package pii
 
 import (
+	"strings"
+
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 )
 
@@ -70,6 +72,32 @@ func isNumSep(c byte) bool {
 	return c == ' ' || c == '-' || c == '.' || c == '/' || c == '(' || c == ')'
 }
 
+// uniSep is the length of the Unicode space or dash text starts with that
+// word processors put between digit groups (no-break, thin, narrow and
+// figure spaces; en, figure and non-breaking hyphens, the minus sign), 0
+// for none.
+func uniSep(text string) int {
+	for _, sep := range uniSeps {
+		if strings.HasPrefix(text, sep) {
+			return len(sep)
+		}
+	}
+	return 0
+}
+
+var uniSeps = []string{"\u00a0", "\u2009", "\u202f", "\u2007", "\u2013", "\u2012", "\u2011", "\u2212"}
+
+// plainSep maps a separator's Unicode spaces to ' ' and dashes to '-'.
+func plainSep(s string) string {
+	if s == "" || s[0] < 0x80 && !strings.ContainsAny(s, "\u00a0\u2009\u202f\u2007\u2013\u2012\u2011\u2212") {
+		return s
+	}
+	return sepReplacer.Replace(s)
+}
+
+var sepReplacer = strings.NewReplacer("\u00a0", " ", "\u2009", " ", "\u202f", " ", "\u2007", " ",
+	"\u2013", "-", "\u2012", "-", "\u2011", "-", "\u2212", "-")
+
 // scanNumbers finds the runs of digits in text and hands each to the
 // numeric detectors that are on.
 func (d *Detectors) scanNumbers(text string, dst []detect.Finding) []detect.Finding {
@@ -110,8 +138,14 @@ func (d *Detectors) scanNumbers(text string, dst []detect.Finding) []detect.Find
 				break
 			}
 			k := e
-			for k < len(text) && k-e < 3 && isNumSep(text[k]) {
-				k++
+			for units := 0; k < len(text) && units < 3; units++ {
+				if isNumSep(text[k]) {
+					k++
+				} else if n := uniSep(text[k:]); n > 0 {
+					k += n
+				} else {
+					break
+				}
 			}
 			if k == e || k >= len(text) || !isDigit(text[k]) {
 				break

@@ -46,7 +46,7 @@ func ssnsInRun(text string, r *numRun, dst []detect.Finding) []detect.Finding {
 			continue
 		}
 		s1, s2 := r.sep(text, i+1), r.sep(text, i+2)
-		if s1 != s2 || (s1 != "-" && s1 != " " && s1 != ".") {
+		if p := plainSep(s1); s1 != s2 || (p != "-" && p != " " && p != ".") {
 			continue
 		}
 		g2, g3 := r.g[i+1], r.g[i+2]

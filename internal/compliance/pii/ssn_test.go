@@ -16,6 +16,7 @@ func TestSSN(t *testing.T) {
 		{"dotted with context", "SSN 536.22.1234", []string{"536.22.1234"}},
 		{"dotted without context", "version 536.22.1234", nil},
 		{"after ssn#", "SSN#536-22-1234", []string{"536-22-1234"}},
+		{"en dashes", "SSN: 536\u201322\u20131234", []string{"536\u201322\u20131234"}},
 
 		{"area 000", "SSN 000-12-3456", nil},
 		{"area 666", "SSN 666-12-3456", nil},
