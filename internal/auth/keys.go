@@ -126,6 +126,12 @@ func (p *CreateParams) Validate() error {
 		return apierr.BadParam("tpm_limit", "tpm_limit must be between 0 and %d", MaxRateLimit)
 	case len(p.ModelRestrictions) > 1000:
 		return apierr.BadParam("model_restrictions", "at most 1000 models")
+	case len(p.PolicySet) > 200 || strings.IndexByte(p.PolicySet, 0) >= 0:
+		return apierr.BadParam("policy_set", "policy_set must be a preset id of at most 200 characters")
+	case len(p.TeamID) > 200 || strings.IndexByte(p.TeamID, 0) >= 0:
+		return apierr.BadParam("team_id", "team_id must be at most 200 characters")
+	case strings.IndexByte(p.Alias, 0) >= 0:
+		return apierr.BadParam("alias", "alias must not hold a NUL character")
 	}
 	if p.BudgetPeriod == "" {
 		p.BudgetPeriod = "monthly"
@@ -141,6 +147,59 @@ func (p *CreateParams) Validate() error {
 		p.ModelRestrictions[i] = m
 	}
 	return nil
+}
+
+// Patch changes some fields of a key: nil fields stay as they are.
+type Patch struct {
+	Alias             *string
+	BudgetPeriod      *string
+	MaxBudgetUSD      *float64
+	ModelRestrictions *[]string
+	RPMLimit          *int
+	TPMLimit          *int
+	PolicySet         *string
+	TeamID            *string
+}
+
+// Update applies p to the key named by ref (id or secret), validated as at
+// creation, and makes every process see the new record at once (as a
+// revocation does). A revoked key cannot be changed (409).
+func (k *Keys) Update(ctx context.Context, ref string, p Patch) (VirtualKey, error) {
+	vk, err := k.Get(ctx, ref)
+	if err != nil {
+		return VirtualKey{}, err
+	}
+	if vk.Revoked() {
+		return VirtualKey{}, apierr.New(apierr.Conflict, "key_revoked", "a revoked key cannot be changed")
+	}
+	c := CreateParams{Alias: vk.Alias, BudgetPeriod: vk.BudgetPeriod, MaxBudgetUSD: vk.MaxBudgetUSD,
+		ModelRestrictions: vk.ModelRestrictions, RPMLimit: vk.RPMLimit, TPMLimit: vk.TPMLimit, PolicySet: vk.PolicySet, TeamID: vk.TeamID}
+	set(&c.Alias, p.Alias)
+	set(&c.BudgetPeriod, p.BudgetPeriod)
+	set(&c.MaxBudgetUSD, p.MaxBudgetUSD)
+	set(&c.ModelRestrictions, p.ModelRestrictions)
+	set(&c.RPMLimit, p.RPMLimit)
+	set(&c.TPMLimit, p.TPMLimit)
+	set(&c.PolicySet, p.PolicySet)
+	set(&c.TeamID, p.TeamID)
+	if err := c.Validate(); err != nil {
+		return VirtualKey{}, err
+	}
+	vk.Alias, vk.BudgetPeriod, vk.MaxBudgetUSD, vk.ModelRestrictions = c.Alias, c.BudgetPeriod, c.MaxBudgetUSD, c.ModelRestrictions
+	vk.RPMLimit, vk.TPMLimit, vk.PolicySet, vk.TeamID = c.RPMLimit, c.TPMLimit, c.PolicySet, c.TeamID
+	if err := k.store.UpdateVirtualKey(ctx, vk); err != nil {
+		return VirtualKey{}, apierr.Wrap(apierr.Internal, "store_error", "could not update the key", err)
+	}
+	if raw, err := hex.DecodeString(vk.Hash); err == nil && len(raw) == 32 {
+		k.changed(ctx, [32]byte(raw))
+	}
+	return vk, nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // Create makes a new key and returns its record and secret. The secret is not

@@ -93,6 +93,28 @@ func (s *SQLKeyStore) ListVirtualKeys(ctx context.Context) ([]VirtualKey, error)
 	return keys, nil
 }
 
+// UpdateVirtualKey implements KeyStore.
+func (s *SQLKeyStore) UpdateVirtualKey(ctx context.Context, k VirtualKey) error {
+	models, err := json.Marshal(k.ModelRestrictions)
+	if err != nil {
+		return fmt.Errorf("auth: update virtual key %q: %w", k.ID, err)
+	}
+	res, err := s.db.Exec(ctx, `UPDATE virtual_keys SET alias = ?, budget_period = ?, max_budget_usd = ?, model_restrictions = ?,
+		rpm_limit = ?, tpm_limit = ?, policy_set = ?, team_id = ? WHERE id = ?`,
+		k.Alias, k.BudgetPeriod, k.MaxBudgetUSD, string(models), k.RPMLimit, k.TPMLimit, k.PolicySet, k.TeamID, k.ID)
+	if err != nil {
+		return fmt.Errorf("auth: update virtual key %q: %w", k.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("auth: update virtual key %q: %w", k.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("auth: update virtual key %q: %w", k.ID, store.ErrNotFound)
+	}
+	return nil
+}
+
 // RevokeVirtualKey marks the key revoked at at, keeping an earlier revocation
 // time if it is already revoked; store.ErrNotFound if there is no such key.
 func (s *SQLKeyStore) RevokeVirtualKey(ctx context.Context, id string, at time.Time) error {

@@ -37,6 +37,10 @@ type KeyStore interface {
 	VirtualKeyByID(ctx context.Context, id string) (VirtualKey, error)
 	// ListVirtualKeys returns every key, newest first.
 	ListVirtualKeys(ctx context.Context) ([]VirtualKey, error)
+	// UpdateVirtualKey stores k's alias, budget, limits, model list,
+	// policy set and team over the key with k.ID (its hash, secret and
+	// dates stay); store.ErrNotFound if there is no such key.
+	UpdateVirtualKey(ctx context.Context, k VirtualKey) error
 	// RevokeVirtualKey marks the key revoked at at; store.ErrNotFound if no
 	// such key. Revoking a revoked key keeps the first revocation time.
 	RevokeVirtualKey(ctx context.Context, id string, at time.Time) error

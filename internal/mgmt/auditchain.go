@@ -25,6 +25,7 @@ type Chain interface {
 const (
 	evVKeyCreate         = "vkey.create"
 	evVKeyRevoke         = "vkey.revoke"
+	evVKeyUpdate         = "vkey.update"
 	evProviderKeyStore   = "provider_key.store"
 	evProviderKeyDelete  = "provider_key.delete"
 	evRoutingChainSet    = "routing.fallback_chain.set"

@@ -154,7 +154,15 @@ func TestChainRecordsAdminActions(t *testing.T) {
 	const providerKey = "sk-proj-THISISTHEPROVIDERSECRET0123456789"
 	created := e.must(t, 201, "POST", "/api/enterprise/vkeys", `{"alias":"team-a","rpm_limit":10,"model_restrictions":["gpt-4o"]}`)
 	id, vsecret := created["id"].(string), created["key"].(string)
+	updated := e.must(t, 200, "PUT", "/api/enterprise/vkeys/"+id, `{"policy_set":"preset-hipaa","rpm_limit":20}`)
+	if updated["policy_set"] != "preset-hipaa" || updated["rpm_limit"] != 20.0 || updated["alias"] != "team-a" {
+		t.Errorf("PUT answered %v: want policy_set and rpm_limit changed, alias kept", updated)
+	}
+	e.must(t, 400, "PUT", "/api/enterprise/vkeys/"+id, `{"rpm_limit":-5}`)
+	e.must(t, 400, "PUT", "/api/enterprise/vkeys/"+id, `{"unknown_field":1}`)
+	e.must(t, 404, "PUT", "/api/enterprise/vkeys/no-such-key", `{"alias":"x"}`)
 	e.must(t, 200, "DELETE", "/api/enterprise/vkeys/"+vsecret, "")
+	e.must(t, 409, "PUT", "/api/enterprise/vkeys/"+id, `{"alias":"x"}`)
 	e.must(t, 201, "POST", "/api/enterprise/keys", fmt.Sprintf(`{"provider":"openai","api_key":%q}`, providerKey))
 	e.must(t, 200, "DELETE", "/api/enterprise/keys/openai", "")
 	e.must(t, 201, "POST", "/api/routing/fallback-chains", `{"name":"fast","targets":[{"provider":"openai","model":"gpt-4o"}]}`)
@@ -178,6 +186,7 @@ func TestChainRecordsAdminActions(t *testing.T) {
 	}
 	want := []row{
 		{"vkey.create", "admin", id},
+		{"vkey.update", "admin", id},
 		{"vkey.revoke", "admin", id},
 		{"provider_key.store", "admin", "openai"},
 		{"provider_key.delete", "admin", "openai"},

@@ -133,6 +133,7 @@ func (a *API) Handler() http.Handler {
 	rt.handle("POST /api/auth/virtual-keys", a.createKey)
 	rt.handle("GET /api/enterprise/vkeys", a.listKeys)
 	rt.handle("GET /api/enterprise/vkeys/{id}", a.getKey)
+	rt.handle("PUT /api/enterprise/vkeys/{id}", a.updateKey)
 	rt.handle("DELETE /api/enterprise/vkeys/{key}", a.revokeKey)
 	rt.handle("POST /api/enterprise/vkeys/{key}/revoke", a.revokeKey)
 	rt.handle("GET /api/enterprise/vkeys/{id}/budget", a.keyBudget)

@@ -146,6 +146,40 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, view(k))
 }
 
+// updateKeyBody is PUT /api/enterprise/vkeys/{id}: only the fields sent
+// change.
+type updateKeyBody struct {
+	Alias             *string   `json:"alias"`
+	BudgetPeriod      *string   `json:"budget_period"`
+	MaxBudgetUSD      *float64  `json:"max_budget_usd"`
+	ModelRestrictions *[]string `json:"model_restrictions"`
+	RPMLimit          *int      `json:"rpm_limit"`
+	TPMLimit          *int      `json:"tpm_limit"`
+	PolicySet         *string   `json:"policy_set"`
+	TeamID            *string   `json:"team_id"`
+}
+
+func (a *API) updateKey(w http.ResponseWriter, r *http.Request) error {
+	var b updateKeyBody
+	if err := readJSON(r, &b); err != nil {
+		return err
+	}
+	if b.MaxBudgetUSD != nil && *b.MaxBudgetUSD == 0 {
+		return apierr.BadParam("max_budget_usd", "max_budget_usd must be positive: a cap cannot be removed to 0 (to stop a key spending, revoke it)")
+	}
+	ctx, cancel := ctxTimeout(r)
+	defer cancel()
+	k, err := a.d.Keys.Update(ctx, r.PathValue("id"), auth.Patch{Alias: b.Alias, BudgetPeriod: b.BudgetPeriod,
+		MaxBudgetUSD: b.MaxBudgetUSD, ModelRestrictions: b.ModelRestrictions, RPMLimit: b.RPMLimit, TPMLimit: b.TPMLimit,
+		PolicySet: b.PolicySet, TeamID: b.TeamID})
+	if err != nil {
+		return err
+	}
+	a.record(r, evVKeyUpdate, k.ID, map[string]any{"alias": k.Alias, "policy_set": k.PolicySet, "team_id": k.TeamID,
+		"budget_period": k.BudgetPeriod, "max_budget_usd": k.MaxBudgetUSD, "rpm_limit": k.RPMLimit, "tpm_limit": k.TPMLimit})
+	return writeJSON(w, http.StatusOK, view(k))
+}
+
 // budgetView is GET /api/enterprise/vkeys/{id}/budget.
 type budgetView struct {
 	ID           string    `json:"id"`

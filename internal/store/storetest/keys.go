@@ -193,4 +193,29 @@ func ExerciseKeyStore(t *testing.T, s auth.KeyStore) {
 			}
 		}
 	})
+
+	t.Run("Update", func(t *testing.T) {
+		ctx := t.Context()
+		k := newKey("to-update", base)
+		if err := s.CreateVirtualKey(ctx, k); err != nil {
+			t.Fatalf("CreateVirtualKey: %v", err)
+		}
+		k.Alias, k.BudgetPeriod, k.MaxBudgetUSD = "renamed", "daily", 12.5
+		k.ModelRestrictions, k.RPMLimit, k.TPMLimit = []string{"gpt-4o*"}, 7, 700
+		k.PolicySet, k.TeamID = "preset-hipaa", "team-2"
+		if err := s.UpdateVirtualKey(ctx, k); err != nil {
+			t.Fatalf("UpdateVirtualKey: %v", err)
+		}
+		got, err := s.VirtualKeyByID(ctx, k.ID)
+		if err != nil {
+			t.Fatalf("VirtualKeyByID: %v", err)
+		}
+		if diff := cmp.Diff(k, got); diff != "" {
+			t.Errorf("after UpdateVirtualKey (-want +got):\n%s", diff)
+		}
+		missing := newKey("never-created", base)
+		if err := s.UpdateVirtualKey(ctx, missing); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("UpdateVirtualKey(unknown) = %v, want store.ErrNotFound", err)
+		}
+	})
 }
