@@ -74,6 +74,30 @@ func fold(buf []byte, s string) []byte {
 	return b
 }
 
+// next returns the first of ws's words that low holds at or after from,
+// as find does, and the index it starts at; "" and len(low) if none.
+func (ws *wordSet) next(low []byte, from int) (string, int) {
+	for i := from; i < len(low); {
+		if !tokenByte(low[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(low) && tokenByte(low[j]) {
+			j++
+		}
+		if i == 0 || !isAlnum(low[i-1]) {
+			for _, w := range ws.first[string(low[i:j])] {
+				if len(w) <= len(low)-i && string(low[i:i+len(w)]) == w && (i+len(w) == len(low) || !isAlnum(low[i+len(w)])) {
+					return w, i
+				}
+			}
+		}
+		i = j
+	}
+	return "", len(low)
+}
+
 // find returns the first of ws's words that low holds with no ASCII
 // letter or digit right before or after it, "" if none.
 func (ws *wordSet) find(low []byte) string {

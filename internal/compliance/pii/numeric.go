@@ -73,30 +73,47 @@ func isNumSep(c byte) bool {
 }
 
 // uniSep is the length of the Unicode space or dash text starts with that
-// word processors put between digit groups (no-break, thin, narrow and
-// figure spaces; en, figure and non-breaking hyphens, the minus sign), 0
-// for none.
+// word processors and typesetters put between digit groups (no-break,
+// thin, narrow, figure, en, em and other fixed-width spaces; hyphen,
+// non-breaking hyphen, figure and en dashes, the minus sign), 0 for none.
 func uniSep(text string) int {
+	if text == "" || text[0] < 0x80 {
+		return 0
+	}
 	for _, sep := range uniSeps {
-		if strings.HasPrefix(text, sep) {
-			return len(sep)
+		if strings.HasPrefix(text, sep[0]) {
+			return len(sep[0])
 		}
 	}
 	return 0
 }
 
-var uniSeps = []string{"\u00a0", "\u2009", "\u202f", "\u2007", "\u2013", "\u2012", "\u2011", "\u2212"}
+// uniSeps are the Unicode separators uniSep knows, each with the ASCII
+// separator it stands for.
+var uniSeps = [][2]string{
+	{"\u00a0", " "}, {"\u2009", " "}, {"\u202f", " "}, {"\u2007", " "}, {"\u2002", " "}, {"\u2003", " "},
+	{"\u2004", " "}, {"\u2005", " "}, {"\u2006", " "}, {"\u2008", " "}, {"\u200a", " "}, {"\u205f", " "},
+	{"\u3000", " "},
+	{"\u2010", "-"}, {"\u2011", "-"}, {"\u2012", "-"}, {"\u2013", "-"}, {"\u2212", "-"},
+}
 
 // plainSep maps a separator's Unicode spaces to ' ' and dashes to '-'.
 func plainSep(s string) string {
-	if s == "" || s[0] < 0x80 && !strings.ContainsAny(s, "\u00a0\u2009\u202f\u2007\u2013\u2012\u2011\u2212") {
-		return s
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return sepReplacer.Replace(s)
+		}
 	}
-	return sepReplacer.Replace(s)
+	return s
 }
 
-var sepReplacer = strings.NewReplacer("\u00a0", " ", "\u2009", " ", "\u202f", " ", "\u2007", " ",
-	"\u2013", "-", "\u2012", "-", "\u2011", "-", "\u2212", "-")
+var sepReplacer = func() *strings.Replacer {
+	var pairs []string
+	for _, p := range uniSeps {
+		pairs = append(pairs, p[0], p[1])
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // scanNumbers finds the runs of digits in text and hands each to the
 // numeric detectors that are on.
