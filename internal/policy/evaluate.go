@@ -275,7 +275,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) Decision {
 		}
 		first := len(d.Violations)
 		add := func(v Violation) {
-			v.PolicyID, v.PolicyName, v.Severity, v.Action = p.ID, p.Name, sev, act
+			v.PolicyID, v.PolicyName, v.Severity = p.ID, p.Name, sev
+			if v.Action == "" {
+				v.Action = act
+			}
 			d.Violations = append(d.Violations, v)
 			d.Score *= 1 - severityWeight(sev)*v.Score
 		}
@@ -291,10 +294,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) Decision {
 				if !c.det[f.Type] || f.Score < c.checks.MinScore || f.Start < 0 || f.End > len(text) || f.Start >= f.End {
 					continue
 				}
-				add(Violation{Type: string(f.Type), Score: round3(f.Score), Start: f.Start, End: f.End})
-				if act == ActionRedact && f.Type.Category() != detect.CategoryInjection {
-					redactSpans = append(redactSpans, f)
+				v := Violation{Type: string(f.Type), Score: round3(f.Score), Start: f.Start, End: f.End}
+				if act == ActionRedact {
+					if f.Type.Category() == detect.CategoryInjection {
+						v.Action = ActionFlag // an instruction is no value to replace
+					} else {
+						redactSpans = append(redactSpans, f)
+					}
 				}
+				add(v)
 			}
 		}
 		// Keywords, on word boundaries, case-insensitively.
@@ -348,12 +356,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) Decision {
 				}
 			}
 		}
-		if len(d.Violations) > first {
-			if rank(act) > rank(d.Action) {
-				d.Action = act
+		for j := first; j < len(d.Violations); j++ {
+			v := d.Violations[j]
+			if rank(v.Action) > rank(d.Action) {
+				d.Action = v.Action
 			}
-			if act == ActionBlock && d.BlockedBy == nil {
-				v := d.Violations[first]
+			if v.Action == ActionBlock && d.BlockedBy == nil {
 				d.BlockedBy = &v
 			}
 		}
