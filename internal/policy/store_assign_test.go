@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -191,6 +192,38 @@ func TestSQLStoreStats(t *testing.T) {
 			TotalApplications: workers * each * 2, ComplianceViolations: workers * 12}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Stats (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestSQLStoreOddIDs looks up ids PostgreSQL cannot hold as text: they
+// find nothing rather than fail.
+func TestSQLStoreOddIDs(t *testing.T) {
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) {
+		s, _ := newStore(t, db)
+		ctx := t.Context()
+		for _, id := range []string{"pol_\x00", "pol_\xff", strings.Repeat("x", 10000)} {
+			if _, err := s.GetPolicy(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("GetPolicy(%q) = %v, want store.ErrNotFound", id, err)
+			}
+			if err := s.DeletePolicy(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("DeletePolicy(%q) = %v, want store.ErrNotFound", id, err)
+			}
+			if _, _, err := s.GetPreset(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("GetPreset(%q) = %v, want store.ErrNotFound", id, err)
+			}
+			if err := s.DeleteAssignment(ctx, "key", id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("DeleteAssignment(%q) = %v, want store.ErrNotFound", id, err)
+			}
+			if got, err := s.ListAssignments(ctx, policy.AssignmentFilter{Subject: id}); err != nil || len(got) != 0 {
+				t.Errorf("ListAssignments(%q) = %v, %v, want none", id, got, err)
+			}
+			if pr, _, err := s.Resolve(ctx, id, id, []string{id}, ""); err != nil || pr != nil {
+				t.Errorf("Resolve(%q) = %v, %v, want nothing", id, pr, err)
+			}
+			if _, err := s.SetAssignment(ctx, policy.Assignment{Kind: "key", Subject: id, PresetID: "pre_x"}); fieldOf(err) != "subject" {
+				t.Errorf("SetAssignment(subject %q) = %v, want a FieldError on subject", id, err)
+			}
 		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/store"
@@ -43,6 +42,13 @@ func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// storable reports whether s can be a key the store looks up: valid
+// UTF-8 without NUL (PostgreSQL refuses the others outright) and at most
+// MaxSubject bytes. Lookups by any other string find nothing.
+func storable(s string) bool {
+	return len(s) <= MaxSubject && text("", s, MaxSubject) == nil
 }
 
 // querier is a DB or a Tx.
@@ -169,6 +175,9 @@ func (s *SQLStore) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 
 // GetPolicy returns the policy with id, active or not, or store.ErrNotFound.
 func (s *SQLStore) GetPolicy(ctx context.Context, id string) (Policy, error) {
+	if !storable(id) {
+		return Policy{}, fmt.Errorf("policy: get %q: %w", clip(id), store.ErrNotFound)
+	}
 	p, err := scanPolicy(s.db.QueryRow(ctx, `SELECT `+policyColumns+` FROM policies WHERE id = ?`, id))
 	if err != nil {
 		return Policy{}, fmt.Errorf("policy %q: %w", clip(id), err)
@@ -196,6 +205,9 @@ func (s *SQLStore) ListPolicies(ctx context.Context, includeInactive bool) ([]Po
 // returns it (store.ErrNotFound if there is none; a *FieldError if the
 // result is not valid, nothing changed).
 func (s *SQLStore) UpdatePolicy(ctx context.Context, id string, patch PolicyPatch) (Policy, error) {
+	if !storable(id) {
+		return Policy{}, fmt.Errorf("policy: update %q: %w", clip(id), store.ErrNotFound)
+	}
 	var p Policy
 	err := s.inTx(ctx, func(tx *sqlstore.Tx) error {
 		var err error
@@ -228,6 +240,9 @@ func (s *SQLStore) UpdatePolicy(ctx context.Context, id string, patch PolicyPatc
 // takes it out of every preset (whose updated_at moves);
 // store.ErrNotFound if there is none.
 func (s *SQLStore) DeletePolicy(ctx context.Context, id string) error {
+	if !storable(id) {
+		return fmt.Errorf("policy: delete %q: %w", clip(id), store.ErrNotFound)
+	}
 	err := s.inTx(ctx, func(tx *sqlstore.Tx) error {
 		now := sqlstore.Micros(s.now())
 		if _, err := tx.Exec(ctx, `UPDATE policy_presets SET updated_at = ? WHERE id IN
@@ -403,6 +418,9 @@ func (s *SQLStore) CreatePreset(ctx context.Context, pr Preset) (Preset, []Polic
 // GetPreset returns the preset with id and its policies (active or not)
 // in the preset's order, or store.ErrNotFound.
 func (s *SQLStore) GetPreset(ctx context.Context, id string) (Preset, []Policy, error) {
+	if !storable(id) {
+		return Preset{}, nil, fmt.Errorf("policy: get preset %q: %w", clip(id), store.ErrNotFound)
+	}
 	pr, pols, err := getPreset(ctx, s.db, id, "")
 	if err != nil {
 		return Preset{}, nil, wrap("get preset", id, err)
@@ -460,6 +478,9 @@ func (s *SQLStore) ListPresets(ctx context.Context) ([]Preset, error) {
 // in order. store.ErrNotFound, store.ErrConflict (name taken) or a
 // *FieldError (nothing changed).
 func (s *SQLStore) UpdatePreset(ctx context.Context, id string, patch PresetPatch) (Preset, []Policy, error) {
+	if !storable(id) {
+		return Preset{}, nil, fmt.Errorf("policy: update preset %q: %w", clip(id), store.ErrNotFound)
+	}
 	var (
 		pr   Preset
 		pols []Policy
@@ -496,6 +517,9 @@ func (s *SQLStore) UpdatePreset(ctx context.Context, id string, patch PresetPatc
 // and store.ErrConflict, so that no key, team or role silently loses its
 // scanning; remove its assignments first.
 func (s *SQLStore) DeletePreset(ctx context.Context, id string) error {
+	if !storable(id) {
+		return fmt.Errorf("policy: delete preset %q: %w", clip(id), store.ErrNotFound)
+	}
 	err := s.inTx(ctx, func(tx *sqlstore.Tx) error {
 		if _, _, err := getPreset(ctx, tx, id, s.forUpdate()); err != nil {
 			return err
@@ -510,236 +534,4 @@ func (s *SQLStore) DeletePreset(ctx context.Context, id string) error {
 		return mustAffect(tx.Exec(ctx, `DELETE FROM policy_presets WHERE id = ?`, id))
 	})
 	return wrap("delete preset", id, err)
-}
-
-// SetAssignment gives a.PresetID to (a.Kind, a.Subject), replacing the
-// preset it had (one preset per subject), and returns the assignment as
-// stored. A *FieldError when a is not valid or the preset does not exist
-// (wrapping ErrUnknownPreset).
-func (s *SQLStore) SetAssignment(ctx context.Context, a Assignment) (Assignment, error) {
-	if err := a.Validate(); err != nil {
-		return Assignment{}, err
-	}
-	a.CreatedAt = sqlstore.FromMicros(sqlstore.Micros(s.now()))
-	err := s.inTx(ctx, func(tx *sqlstore.Tx) error {
-		var id string
-		err := tx.QueryRow(ctx, `SELECT id FROM policy_presets WHERE id = ?`+s.forUpdate(), a.PresetID).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return &FieldError{Field: "preset_id", Reason: fmt.Sprintf("no preset has id %q", clip(a.PresetID)), Err: ErrUnknownPreset}
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO policy_assignments (kind, subject, preset_id, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (kind, subject) DO UPDATE SET preset_id = excluded.preset_id, created_at = excluded.created_at`,
-			a.Kind, a.Subject, a.PresetID, sqlstore.Micros(a.CreatedAt))
-		return err
-	})
-	if err != nil {
-		return Assignment{}, wrap("assign", a.Kind+":"+a.Subject, err)
-	}
-	return a, nil
-}
-
-// ListAssignments returns the assignments f selects, by kind in
-// precedence order (key, team, role), then subject.
-func (s *SQLStore) ListAssignments(ctx context.Context, f AssignmentFilter) ([]Assignment, error) {
-	q := `SELECT kind, subject, preset_id, created_at FROM policy_assignments WHERE 1 = 1`
-	var args []any
-	for _, c := range []struct{ col, v string }{{"kind", f.Kind}, {"subject", f.Subject}, {"preset_id", f.PresetID}} {
-		if c.v != "" {
-			q += ` AND ` + c.col + ` = ?`
-			args = append(args, c.v)
-		}
-	}
-	rows, err := s.db.Query(ctx, q+` ORDER BY CASE kind WHEN 'key' THEN 0 WHEN 'team' THEN 1 ELSE 2 END, subject`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("policy: list assignments: %w", err)
-	}
-	defer rows.Close()
-	out := []Assignment{}
-	for rows.Next() {
-		var (
-			a  Assignment
-			at int64
-		)
-		if err := rows.Scan(&a.Kind, &a.Subject, &a.PresetID, &at); err != nil {
-			return nil, fmt.Errorf("policy: list assignments: %w", err)
-		}
-		a.CreatedAt = sqlstore.FromMicros(at)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("policy: list assignments: %w", err)
-	}
-	return out, nil
-}
-
-// DeleteAssignment removes the assignment of (kind, subject), or answers
-// store.ErrNotFound.
-func (s *SQLStore) DeleteAssignment(ctx context.Context, kind, subject string) error {
-	err := mustAffect(s.db.Exec(ctx, `DELETE FROM policy_assignments WHERE kind = ? AND subject = ?`, kind, subject))
-	return wrap("unassign", kind+":"+subject, err)
-}
-
-// Resolve finds the preset that applies to a caller and its active
-// policies in the preset's order. Precedence: the key's own assignment
-// (kind key, subject keyID), else its team's (kind team, subject teamID),
-// else the first of roles, in the order given, that has one, else
-// defaultPreset (SVC_DEFAULT_PRESET: a preset id, or else a preset name).
-// Empty keyID or teamID are skipped. With none of these it returns nil,
-// nil, nil: no scan. A defaultPreset that names no preset is an error
-// wrapping ErrUnknownPreset (the caller applies POLICY_FAIL_OPEN).
-func (s *SQLStore) Resolve(ctx context.Context, keyID, teamID string, roles []string, defaultPreset string) (*Preset, []Policy, error) {
-	if len(roles) > MaxList {
-		roles = roles[:MaxList]
-	}
-	var (
-		conds []string
-		args  []any
-	)
-	if keyID != "" {
-		conds, args = append(conds, `(kind = ? AND subject = ?)`), append(args, AssignKey, keyID)
-	}
-	if teamID != "" {
-		conds, args = append(conds, `(kind = ? AND subject = ?)`), append(args, AssignTeam, teamID)
-	}
-	if len(roles) > 0 {
-		conds = append(conds, `(kind = ? AND subject IN (`+sqlstore.Placeholders(len(roles), "?")+`))`)
-		args = append(args, AssignRole)
-		for _, r := range roles {
-			args = append(args, r)
-		}
-	}
-	presetID := ""
-	if len(conds) > 0 {
-		var err error
-		if presetID, err = s.pick(ctx, conds, args, keyID, teamID, roles); err != nil {
-			return nil, nil, fmt.Errorf("policy: resolve: %w", err)
-		}
-	}
-	if presetID == "" && defaultPreset != "" {
-		id, err := s.presetRef(ctx, defaultPreset)
-		if err != nil {
-			return nil, nil, fmt.Errorf("policy: resolve: default preset %q: %w", clip(defaultPreset), err)
-		}
-		presetID = id
-	}
-	if presetID == "" {
-		return nil, nil, nil
-	}
-	pr, err := scanPreset(s.db.QueryRow(ctx, `SELECT `+presetColumns+` FROM policy_presets WHERE id = ?`, presetID))
-	if errors.Is(err, store.ErrNotFound) {
-		err = ErrUnknownPreset // deleted since the assignment was read
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("policy: resolve: preset %q: %w", presetID, err)
-	}
-	pols, err := presetPolicies(ctx, s.db, presetID, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("policy: resolve: preset %q: %w", presetID, err)
-	}
-	pr.PolicyIDs = make([]string, len(pols))
-	for i, p := range pols {
-		pr.PolicyIDs[i] = p.ID
-	}
-	return &pr, pols, nil
-}
-
-// pick reads the caller's assignments and returns the preset of the one
-// that takes precedence ("" when none).
-func (s *SQLStore) pick(ctx context.Context, conds []string, args []any, keyID, teamID string, roles []string) (string, error) {
-	q := `SELECT kind, subject, preset_id FROM policy_assignments WHERE ` + conds[0]
-	for _, c := range conds[1:] {
-		q += ` OR ` + c
-	}
-	rows, err := s.db.Query(ctx, q, args...)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	best, rank := "", -1
-	for rows.Next() {
-		var kind, subject, preset string
-		if err := rows.Scan(&kind, &subject, &preset); err != nil {
-			return "", err
-		}
-		// rank: lower wins. key 0, team 1, role 2+its index in roles.
-		r := -1
-		switch {
-		case kind == AssignKey && subject == keyID:
-			r = 0
-		case kind == AssignTeam && subject == teamID:
-			r = 1
-		case kind == AssignRole:
-			if i := slices.Index(roles, subject); i >= 0 {
-				r = 2 + i
-			}
-		}
-		if r >= 0 && (rank < 0 || r < rank) {
-			best, rank = preset, r
-		}
-	}
-	return best, rows.Err()
-}
-
-// presetRef finds a preset by id, or else by name.
-func (s *SQLStore) presetRef(ctx context.Context, ref string) (string, error) {
-	rows, err := s.db.Query(ctx, `SELECT id FROM policy_presets WHERE id = ? OR name = ?`, ref, ref)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	found := ""
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return "", err
-		}
-		if id == ref || found == "" {
-			found = id
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	if found == "" {
-		return "", ErrUnknownPreset
-	}
-	return found, nil
-}
-
-// AddStats adds evaluations (total_applications) and violations
-// (compliance_violations) to the library's counters in one atomic UPDATE
-// (no read-modify-write: concurrent callers on every replica add up).
-// Negative counts are refused.
-func (s *SQLStore) AddStats(ctx context.Context, applications, violations int64) error {
-	if applications < 0 || violations < 0 {
-		return fmt.Errorf("policy: add stats: negative counts (%d, %d)", applications, violations)
-	}
-	if applications == 0 && violations == 0 {
-		return nil
-	}
-	if _, err := s.db.Exec(ctx, `UPDATE policy_stats SET applications = applications + ?, violations = violations + ? WHERE id = 1`,
-		applications, violations); err != nil {
-		return fmt.Errorf("policy: add stats: %w", err)
-	}
-	return nil
-}
-
-// Stats returns the library's counts, read in one statement.
-func (s *SQLStore) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
-	err := s.db.QueryRow(ctx, `SELECT
-		(SELECT COUNT(*) FROM policies),
-		(SELECT COUNT(*) FROM policies WHERE is_active = ?),
-		(SELECT COUNT(*) FROM policy_presets),
-		(SELECT COUNT(*) FROM policy_assignments),
-		applications, violations FROM policy_stats WHERE id = 1`, true).
-		Scan(&st.TotalPolicies, &st.ActivePolicies, &st.TotalPresets, &st.TotalAssignments,
-			&st.TotalApplications, &st.ComplianceViolations)
-	if err != nil {
-		return Stats{}, fmt.Errorf("policy: stats: %w", err)
-	}
-	return st, nil
 }
