@@ -88,13 +88,16 @@ func (s *SQLStore) DeleteAssignment(ctx context.Context, kind, subject string) e
 }
 
 // Resolve finds the preset that applies to a caller and its active
-// policies in the preset's order. Precedence: the key's own assignment
-// (kind key, subject keyID), else its team's (kind team, subject teamID),
-// else the first of roles, in the order given, that has one, else
-// defaultPreset (SVC_DEFAULT_PRESET: a preset id, or else a preset name).
-// Empty keyID or teamID are skipped. With none of these it returns nil,
-// nil, nil: no scan. A defaultPreset that names no preset is an error
-// wrapping ErrUnknownPreset (the caller applies POLICY_FAIL_OPEN).
+// policies in the preset's order (the returned preset's PolicyIDs are
+// those active ones; inactive policies are left out, not evaluated).
+// Precedence: the key's own assignment (kind key, subject keyID), else
+// its team's (kind team, subject teamID), else the first of roles, in the
+// order given, that has one, else defaultPreset (SVC_DEFAULT_PRESET: a
+// preset id, or else a preset name). Empty keyID, teamID and roles are
+// skipped. With none of these it returns nil, nil, nil: no scan. A
+// defaultPreset that names no preset is an error wrapping
+// ErrUnknownPreset (the caller applies POLICY_FAIL_OPEN). It reads the
+// database each call (two or three statements): the proxy should cache.
 func (s *SQLStore) Resolve(ctx context.Context, keyID, teamID string, roles []string, defaultPreset string) (*Preset, []Policy, error) {
 	if !storable(keyID) {
 		keyID = ""

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/compliance/detect"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/policy"
+	"github.com/svc-gateway/svc/internal/store/sqlstore"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
@@ -54,7 +55,11 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db := storetest.OpenSQL(t, "sqlite://"+t.TempDir()+"/svc.db")
+	return newFixtureOn(t, storetest.OpenSQL(t, "sqlite://"+t.TempDir()+"/svc.db"))
+}
+
+func newFixtureOn(t *testing.T, db *sqlstore.DB) *fixture {
+	t.Helper()
 	f := &fixture{store: policy.NewSQLStore(db, func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) })}
 	f.api = New(Deps{Auth: testAuth(), Store: f.store, Compile: compile,
 		Probes: map[string]app.Probe{"db": func(context.Context) error { return f.ready }}})
@@ -204,8 +209,13 @@ const ssnPolicy = `{"name":"No SSN","policy_type":"compliance","content":"Block 
 	"priority":90,"severity":"critical","regulatory_framework":"HIPAA",
 	"metadata":{"source_ips":["10.0.0.0/8","192.168.1.7"],"departments":["legal"],"owner":"ciso"}}`
 
+// TestPolicyRoutes runs on SQLite and (with SVC_TEST_DATABASE_URL)
+// PostgreSQL.
 func TestPolicyRoutes(t *testing.T) {
-	f := newFixture(t)
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) { testPolicyRoutes(t, newFixtureOn(t, db)) })
+}
+
+func testPolicyRoutes(t *testing.T, f *fixture) {
 	run(t, f, []step{
 		{name: "create", method: "POST", path: "/api/policies", body: ssnPolicy, status: 201, capture: "p1",
 			check: func(t *testing.T, a answer) {
@@ -254,6 +264,7 @@ func TestPolicyRoutes(t *testing.T) {
 		{name: "malformed CIDR", method: "POST", path: "/api/policies", body: `{"name":"n","policy_type":"brand","content":"c","metadata":{"source_ips":["10.0.0.0/40"]}}`, status: 400, param: "metadata.source_ips[0]"},
 		{name: "source_ips not strings", method: "POST", path: "/api/policies", body: `{"name":"n","policy_type":"brand","content":"c","metadata":{"source_ips":[10]}}`, status: 400, param: "metadata.source_ips[0]"},
 		{name: "unknown field", method: "POST", path: "/api/policies", body: `{"name":"n","policy_type":"brand","content":"c","priorty":5}`, status: 400, param: "priorty"},
+		{name: "NUL in content", method: "POST", path: "/api/policies", body: `{"name":"n","policy_type":"brand","content":"a\u0000b"}`, status: 400, param: "content"},
 		{name: "not JSON", method: "POST", path: "/api/policies", body: `{"name":`, status: 400},
 		{name: "content too long", method: "POST", path: "/api/policies", body: `{"name":"n","policy_type":"brand","content":"` + strings.Repeat("c", policy.MaxContent+1) + `"}`, status: 400, param: "content"},
 		{name: "body too large", method: "POST", path: "/api/policies", body: `{"name":"` + strings.Repeat("n", maxBody) + `"}`, status: 413},
@@ -265,6 +276,8 @@ func TestPolicyRoutes(t *testing.T) {
 				}
 			}},
 		{name: "get unknown", method: "GET", path: "/api/policies/pol_nope", status: 404},
+		{name: "get NUL id", method: "GET", path: "/api/policies/pol_%00", status: 404},
+		{name: "get invalid UTF-8 id", method: "GET", path: "/api/policies/pol_%ff", status: 404},
 		{name: "deactivate", method: "PUT", path: "/api/policies/{p1}", body: `{"is_active":false}`, status: 200,
 			check: func(t *testing.T, a answer) {
 				if a.body["is_active"] != false || a.str("name") != "No SSN" || a.body["priority"] != 90.0 || a.str("regulatory_framework") != "HIPAA" {

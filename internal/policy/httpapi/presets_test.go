@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 // policyNames reads the names of a preset answer's policies, in order.
@@ -30,8 +33,13 @@ func wantNames(names ...string) func(t *testing.T, a answer) {
 	}
 }
 
+// TestPresetAndAssignmentRoutes runs on SQLite and (with
+// SVC_TEST_DATABASE_URL) PostgreSQL.
 func TestPresetAndAssignmentRoutes(t *testing.T) {
-	f := newFixture(t)
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) { testPresetAndAssignmentRoutes(t, newFixtureOn(t, db)) })
+}
+
+func testPresetAndAssignmentRoutes(t *testing.T, f *fixture) {
 	pol := func(name, prio string) string {
 		return `{"name":"` + name + `","policy_type":"security","content":"Flag ` + name + `.","priority":` + prio + `}`
 	}
