@@ -16,9 +16,6 @@ import (
 
 // Bounds of Compile.
 const (
-	// MaxContent is the longest content Compile reads; the rest is
-	// ignored (and a note says so).
-	MaxContent = 64 << 10
 	// MaxKeywords bounds the keywords of one policy.
 	MaxKeywords = 100
 	// MaxTopics bounds the topics of one policy.
@@ -209,7 +206,7 @@ func (c *compiler) line(name, value string) {
 		for _, f := range splitList(value) {
 			ts, ok := parseDetector(f)
 			if !ok {
-				c.note("unknown detector %q ignored", clip(f, 40))
+				c.note("unknown detector %q ignored", clipN(f, 40))
 				continue
 			}
 			got = append(got, ts...)
@@ -221,7 +218,7 @@ func (c *compiler) line(name, value string) {
 	case strings.HasPrefix(name, "action"):
 		a := Action(strings.ToLower(strings.TrimSpace(value)))
 		if a != ActionBlock && a != ActionRedact && a != ActionFlag {
-			c.note("Action %q is not block, redact or flag: ignored", clip(value, 40))
+			c.note("Action %q is not block, redact or flag: ignored", clipN(value, 40))
 			return
 		}
 		if c.act != "" && c.act != a {
@@ -241,7 +238,7 @@ func (c *compiler) line(name, value string) {
 	case strings.HasPrefix(name, "applies"), name == "scope":
 		s, ok := parseScope(value)
 		if !ok {
-			c.note("Applies to %q is not prompt, answer or both: ignored", clip(value, 40))
+			c.note("Applies to %q is not prompt, answer or both: ignored", clipN(value, 40))
 			return
 		}
 		if c.scope != "" && c.scope != s {
@@ -251,7 +248,7 @@ func (c *compiler) line(name, value string) {
 	default: // min score
 		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		if err != nil || f != f || f < 0 || f > 1 {
-			c.note("Min score %q is not a number from 0 to 1: ignored", clip(value, 40))
+			c.note("Min score %q is not a number from 0 to 1: ignored", clipN(value, 40))
 			return
 		}
 		c.minScore, c.minSet = f, true
@@ -364,7 +361,7 @@ func hasWordRune(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
-func clip(s string, n int) string {
+func clipN(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
