@@ -41,20 +41,22 @@ ENV SVC_DATA_DIR=/data
 VOLUME ["/data"]
 
 # proxy, management, compliance, policy library, bridge, frontend (SERVICE_TYPE chooses which
-# run; today proxy, api-server, compliance and bridge are built).
+# run; today proxy, api-server, compliance, policy-perfect and bridge are built).
 EXPOSE 7775 7778 7777 7782 3500 3600
 
 USER 10001:10001
 WORKDIR /data
 
 # GET /health on the component the container runs: the management port when SERVICE_TYPE is
-# api-server alone, the compliance API's when it is compliance alone, the bridge's when it is
+# api-server alone, the compliance API's when it is compliance alone, the policy library's when
+# it is policy-perfect alone, the bridge's when it is
 # bridge alone, else the proxy's. Override it (compose `healthcheck:`, or Kubernetes probes,
 # which ignore this) for other layouts.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
     CMD case "${SERVICE_TYPE:-all}" in \
           api-server|management|api_server) port="${MANAGEMENT_PORT:-7778}" ;; \
           compliance) port="${COMPLIANCE_PORT:-7777}" ;; \
+          policy-perfect|policy|policy_perfect) port="${POLICY_PORT:-7782}" ;; \
           bridge) port="${BRIDGE_PORT:-3500}" ;; \
           *) port="${PROXY_PORT:-7775}" ;; \
         esac; \

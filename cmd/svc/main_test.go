@@ -73,6 +73,7 @@ func TestStartFailures(t *testing.T) {
 			t.Setenv("MANAGEMENT_PORT", "0")
 			t.Setenv("BRIDGE_PORT", "0")
 			t.Setenv("COMPLIANCE_PORT", "0")
+			t.Setenv("POLICY_PORT", "0")
 			t.Setenv("SVC_CONFIG", "")
 			for k, v := range tc.env {
 				t.Setenv(k, v)

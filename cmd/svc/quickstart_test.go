@@ -38,7 +38,7 @@ func TestQuickstart(t *testing.T) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "OPENAI_API_KEY=sk-quickstart-0123456789",
-		"OPENAI_API_BASE=" + fake.URL(), "SVC_HOST=127.0.0.1", "PROXY_PORT=" + proxyPort, "MANAGEMENT_PORT=" + mgmtPort, "BRIDGE_PORT=" + freePort(t), "COMPLIANCE_PORT=" + freePort(t)}
+		"OPENAI_API_BASE=" + fake.URL(), "SVC_HOST=127.0.0.1", "PROXY_PORT=" + proxyPort, "MANAGEMENT_PORT=" + mgmtPort, "BRIDGE_PORT=" + freePort(t), "COMPLIANCE_PORT=" + freePort(t), "POLICY_PORT=" + freePort(t)}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -35,6 +35,8 @@ var (
 	// compliancePaths are the compliance API's: /v1/compliance wins over
 	// the proxy's /v1 on the internal ingress (the longest prefix does).
 	compliancePaths = []string{"/api/compliance", "/v1/compliance"}
+	// policyPaths are the policy library's (svc.conf's locations).
+	policyPaths = []string{"/api/policy", "/api/policies", "/api/presets", "/api/documents"}
 	// bridgePaths are the bridge's own; /api/vas (which it serves too)
 	// stays on management (docs/decisions.md).
 	bridgePaths = []string{"/api/redis", "/api/hybrid"}
@@ -511,6 +513,9 @@ func TestKubernetesIngresses(t *testing.T) {
 	}
 	for _, p := range compliancePaths {
 		want[p] = "svc-compliance"
+	}
+	for _, p := range policyPaths {
+		want[p] = "svc-policy"
 	}
 	for _, p := range bridgePaths {
 		want[p] = "svc-bridge"

@@ -131,12 +131,12 @@ func TestEntryVisibleWithinASecond(t *testing.T) {
 func TestKilledProxyLosesNoEntry(t *testing.T) {
 	fake := providertest.NewOpenAI(t)
 	dir := t.TempDir()
-	proxyAddr, mgmtAddr, bridgeAddr, complianceAddr := freePort(t), freePort(t), freePort(t), freePort(t)
+	proxyAddr, mgmtAddr, bridgeAddr, complianceAddr, policyAddr := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
 	port := func(a string) string { _, p, _ := net.SplitHostPort(a); return p }
 	run := func() *exec.Cmd {
 		cmd := exec.Command(svcBinary(t), "serve")
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SVC_DATA_DIR=" + dir, "SVC_HOST=127.0.0.1",
-			"PROXY_PORT=" + port(proxyAddr), "MANAGEMENT_PORT=" + port(mgmtAddr), "BRIDGE_PORT=" + port(bridgeAddr), "COMPLIANCE_PORT=" + port(complianceAddr),
+			"PROXY_PORT=" + port(proxyAddr), "MANAGEMENT_PORT=" + port(mgmtAddr), "BRIDGE_PORT=" + port(bridgeAddr), "COMPLIANCE_PORT=" + port(complianceAddr), "POLICY_PORT=" + port(policyAddr),
 			"ADMIN_API_KEY=" + adminKey, "OPENAI_API_KEY=" + upstreamKey, "OPENAI_API_BASE=" + fake.URL(),
 			"SEMANTIC_CACHE_ENABLED=false"}
 		logs := &syncWriter{}

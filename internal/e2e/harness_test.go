@@ -48,6 +48,7 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 		"MANAGEMENT_PORT":      "0",
 		"BRIDGE_PORT":          "0",
 		"COMPLIANCE_PORT":      "0",
+		"POLICY_PORT":          "0",
 		"ADMIN_API_KEY":        adminKey,
 		"OPENAI_API_KEY":       upstreamKey,
 		"SVC_SHUTDOWN_TIMEOUT": "10s",

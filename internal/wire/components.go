@@ -33,6 +33,7 @@ var components = map[string]constructor{
 	config.Management: newManagement,
 	config.Bridge:     newBridge,
 	config.Compliance: newCompliance,
+	config.Policy:     newPolicy,
 }
 
 // Components names the components this build provides, in start order.

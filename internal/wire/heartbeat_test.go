@@ -51,7 +51,7 @@ type providerRow struct {
 // running builds and runs a process from settings, stopped when t ends.
 func running(t *testing.T, settings config.Map) *Process {
 	t.Helper()
-	m := config.Map{"SVC_DATA_DIR": t.TempDir(), "SVC_HOST": "127.0.0.1", "PROXY_PORT": "0", "MANAGEMENT_PORT": "0", "BRIDGE_PORT": "0", "COMPLIANCE_PORT": "0",
+	m := config.Map{"SVC_DATA_DIR": t.TempDir(), "SVC_HOST": "127.0.0.1", "PROXY_PORT": "0", "MANAGEMENT_PORT": "0", "BRIDGE_PORT": "0", "COMPLIANCE_PORT": "0", "POLICY_PORT": "0",
 		"ADMIN_API_KEY": testAdminKey, "SEMANTIC_CACHE_ENABLED": "false", "SVC_HEARTBEAT_INTERVAL": "1s"}
 	for k, v := range settings {
 		m[k] = v
@@ -119,8 +119,8 @@ func TestComprehensiveHealthOneProcess(t *testing.T) {
 	if h.Status != "ok" || !h.Stores["kv"].OK || !h.Stores["sql"].OK {
 		t.Errorf("status %q %v, stores %v; want ok", h.Status, h.Reasons, h.Stores)
 	}
-	if !slices.Equal(h.Process.Components, []string{config.Proxy, config.Management, config.Compliance, config.Bridge}) {
-		t.Errorf("process components %v, want [proxy api-server compliance bridge]", h.Process.Components)
+	if !slices.Equal(h.Process.Components, []string{config.Proxy, config.Management, config.Compliance, config.Policy, config.Bridge}) {
+		t.Errorf("process components %v, want [proxy api-server compliance policy-perfect bridge]", h.Process.Components)
 	}
 	if h.Bridge.Status != "ok" || h.Bridge.Backlog == nil {
 		t.Errorf("bridge %+v, want ok (its beat carries lag and backlog)", h.Bridge)

@@ -124,7 +124,7 @@ func testPresetAndAssignmentRoutes(t *testing.T, f *fixture) {
 		t.Fatalf("AddStats: %v", err)
 	}
 	run(t, f, []step{
-		{name: "stats", method: "GET", path: "/api/stats", status: 200,
+		{name: "stats", method: "GET", path: "/api/policy/stats", status: 200,
 			check: func(t *testing.T, a answer) {
 				want := map[string]any{"total_policies": 2.0, "active_policies": 2.0, "total_presets": 1.0,
 					"total_assignments": 2.0, "total_applications": 7.0, "compliance_violations": 2.0}
