@@ -31,7 +31,7 @@ var (
 	redactRe      = regexp.MustCompile(`(?i)\b(?:mask(?:ed|ing)?|redact(?:ed|ion)?|anonymi[sz](?:ed|ation)|pseudonymi[sz](?:ed|ation)|de-?identified|tokeni[sz]ed|obfuscated|truncated)\b`)
 	flagRe        = regexp.MustCompile(`(?i)\b(?:report(?:ed)?|log(?:ged)?|monitor(?:ed)?|notif(?:y|ied)|review(?:ed)?|record(?:ed)?|audit(?:ed)?|escalate[ds]?)\b`)
 	severeRe      = regexp.MustCompile(`(?i)\b(?:critical|severe|strictly|under no circumstances|zero tolerance|immediately|at all times|disciplinary|termination|criminal)\b`)
-	promptSideRe  = regexp.MustCompile(`(?i)\b(?:enter(?:ed)?|paste[d]?|input|upload(?:ed)?|submit(?:ted)?|send|sent|share[d]?|disclose[d]?|provide[d]?|prompts?|transmit(?:ted)?)\b`)
+	promptSideRe  = regexp.MustCompile(`(?i)\b(?:(?:enter|paste|upload|submit|send|shar|share|disclos|disclose|provide|transmit|input)(?:s|d|ed|ing|ted|ting)?|sent|prompts?)\b`)
 	answerSideRe  = regexp.MustCompile(`(?i)\b(?:output|outputs|responses?|answers?|generated|generate[sd]?|produce[sd]?|display(?:ed)?|returned|replies)\b`)
 	// obligationRe is any obligation language (used also to tell a
 	// numbered rule from a numbered heading).
