@@ -8,10 +8,10 @@ import (
 	"hash/crc32"
 	"runtime"
 	"runtime/metrics"
-	"sync/atomic"
-	"time"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
