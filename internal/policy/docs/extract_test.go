@@ -160,6 +160,34 @@ func TestExtractPDFFailures(t *testing.T) {
 	}
 }
 
+// TestExtractPDFHostileNumbers: numbers that would make the PDF library
+// allocate without bound are refused before it reads the file.
+func TestExtractPDFHostileNumbers(t *testing.T) {
+	good := makePDF(t, [][]string{{"A line"}}, pdfOpts{})
+	withCMap := func(n string) []byte { return makePDF(t, [][]string{{"AAA"}}, pdfOpts{cmap: n, flate: true}) }
+	if doc, err := Extract(t.Context(), withCMap("1")); err != nil || !strings.Contains(docText(doc), "AAA") {
+		t.Fatalf("Extract(PDF with a ToUnicode CMap) = %q, %v; want AAA", docText(doc), err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"xref object number", bytes.Replace(good, []byte("xref\n0 "), []byte("xref\n999999999 "), 1)},
+		{"trailer size", bytes.Replace(good, []byte("/Size "), []byte("/Size 99999999"), 1)},
+		{"huge integer", bytes.Replace(good, []byte("/Size "), []byte("/Size 99999999999999999999"), 1)},
+		{"bfchar count", withCMap("999999999")},
+		{"predictor columns", bytes.Replace(good, []byte("/Length"), []byte("/DecodeParms << /Predictor 12 /Columns 4000000000 >> /Length"), 1)},
+		{"xref stream widths", bytes.Replace(good, []byte("/Length"), []byte("/W [1 99999999999 2] /Length"), 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Extract(t.Context(), tt.data); !errors.Is(err, ErrUnreadable) {
+				t.Errorf("Extract = %v, want ErrUnreadable", err)
+			}
+		})
+	}
+}
+
 func TestExtractScannedPDF(t *testing.T) {
 	doc, err := Extract(t.Context(), makePDF(t, [][]string{{""}, {""}}, pdfOpts{image: true, flate: true}))
 	if err != nil {

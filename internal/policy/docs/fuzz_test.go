@@ -18,6 +18,7 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 		"pdf-flate":     makePDF(t, [][]string{{"CARDS", "Card numbers must be masked."}}, pdfOpts{flate: true}),
 		"pdf-encrypted": makePDF(t, [][]string{{"x"}}, pdfOpts{encrypted: true}),
 		"pdf-scanned":   makePDF(t, [][]string{{""}}, pdfOpts{image: true}),
+		"pdf-cmap":      makePDF(t, [][]string{{"AB"}}, pdfOpts{cmap: "1"}),
 		"pdf-truncated": pdf[:len(pdf)*2/3],
 		"docx": makeDOCX(t, []docxPara{
 			{style: "Heading1", text: "Customer Data"},

@@ -14,6 +14,9 @@ type pdfOpts struct {
 	flate     bool // compress the content streams
 	encrypted bool // an /Encrypt dictionary whose empty user password fails
 	image     bool // pages draw an image instead of text (a scanned page)
+	// cmap, when not "", is the entry count written before beginbfchar
+	// in the font's ToUnicode CMap (which maps one code, "A").
+	cmap string
 }
 
 // pdfEscape escapes a literal string of a content stream.
@@ -41,7 +44,14 @@ func makePDF(t testing.TB, pages [][]string, o pdfOpts) []byte {
 	}
 	catalog := add("") // filled below
 	pagesObj := add("")
-	font := add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	fontDict := "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+	if o.cmap != "" {
+		cm := add(stream("", []byte("/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"+
+			"1 begincodespacerange <00> <FF> endcodespacerange\n"+
+			o.cmap+" beginbfchar <41> <0041> endbfchar\nendcmap CMapName currentdict /CMap defineresource pop end end")))
+		fontDict = fmt.Sprintf("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode %d 0 R >>", cm)
+	}
+	font := add(fontDict)
 	image := add(stream("/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8",
 		[]byte{0x00, 0xff, 0x5b, 0x28}))
 	var kids []string

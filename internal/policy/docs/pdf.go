@@ -100,12 +100,18 @@ func pdfPages(root pdf.Value, maxPages int) ([]pdf.Page, error) {
 
 // precheckPDF refuses a PDF whose Flate streams inflate to more than
 // lim.MaxDecompressed in all (a compression bomb): the library inflates
-// what it reads without a bound. Streams are found by their keyword; one
+// what it reads without a bound; and one with numbers pdfGuard refuses,
+// in the file or in an inflated stream. Streams are found by their keyword; one
 // that does not start as zlib data (another filter, or encrypted) is left
 // to the library.
 func precheckPDF(data []byte, lim Limits) error {
+	maxObj := min(int64(len(data))/4+1024, 4<<20)
+	if err := pdfGuard(data, maxObj, true); err != nil {
+		return err
+	}
 	var total int64
 	rest := data
+	var buf bytes.Buffer
 	for {
 		i := bytes.Index(rest, []byte("stream"))
 		if i < 0 {
@@ -129,10 +135,14 @@ func precheckPDF(data []byte, lim Limits) error {
 			continue
 		}
 		// A damaged stream (err) is the library's to report.
-		n, _ := io.Copy(io.Discard, io.LimitReader(zr, lim.MaxDecompressed-total+1))
+		buf.Reset()
+		n, _ := io.Copy(&buf, io.LimitReader(zr, lim.MaxDecompressed-total+1))
 		total += n
 		if total > lim.MaxDecompressed {
 			return extractErr(FormatPDF, ErrTooLarge, fmt.Sprintf("its streams inflate to more than %d MiB (a compression bomb?)", lim.MaxDecompressed>>20), nil)
+		}
+		if err := pdfGuard(buf.Bytes(), maxObj, false); err != nil {
+			return err
 		}
 	}
 }
