@@ -48,6 +48,7 @@ type limitedReader struct {
 	name string
 }
 
+// Read reads from the part, counting against the budget.
 func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)

@@ -66,6 +66,7 @@ type ExtractError struct {
 	Err    error // the cause, if any
 }
 
+// Error is the format, the reason and the cause.
 func (e *ExtractError) Error() string {
 	s := "docs: " + string(e.Format) + ": " + e.Reason
 	if e.Err != nil {

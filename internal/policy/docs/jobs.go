@@ -47,6 +47,7 @@ type NotReadyError struct {
 	Reason string // why it failed, when Status is failed
 }
 
+// Error says the job's state.
 func (e *NotReadyError) Error() string {
 	if e.Reason != "" {
 		return "docs: job " + e.Status + ": " + e.Reason
@@ -265,8 +266,10 @@ func (j *Jobs) Results(ctx context.Context, id string) (Results, error) {
 	return res, nil
 }
 
+// scanner adapts a Scan function to scanJob.
 type scanner func(dest ...any) error
 
+// Scan calls s.
 func (s scanner) Scan(dest ...any) error { return s(dest...) }
 
 // Run claims and processes jobs until ctx ends: pending ones, and ones
