@@ -1,0 +1,374 @@
+package docs
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// WordprocessingML's main namespace.
+const wNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+// isDOCX reports whether data is a zip archive holding word/document.xml.
+func isDOCX(data []byte) bool {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return false
+	}
+	for _, f := range zr.File {
+		if f.Name == "word/document.xml" {
+			return true
+		}
+	}
+	return false
+}
+
+// inflateBudget counts the bytes inflated from an archive against the
+// total and per-part limits.
+type inflateBudget struct {
+	f         Format
+	total     int64
+	max, part int64
+}
+
+// limitedReader fails with ErrTooLarge once more than its part's or the
+// archive's budget was read.
+type limitedReader struct {
+	r    io.Reader
+	n    int64 // read from this part
+	b    *inflateBudget
+	name string
+}
+
+// Read reads from the part, counting against the budget.
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	l.b.total += int64(n)
+	if l.n > l.b.part {
+		return n, extractErr(l.b.f, ErrTooLarge, fmt.Sprintf("%s inflates to more than %d MiB (a zip bomb?)", l.name, l.b.part>>20), nil)
+	}
+	if l.b.total > l.b.max {
+		return n, extractErr(l.b.f, ErrTooLarge, fmt.Sprintf("the archive inflates to more than %d MiB (a zip bomb?)", l.b.max>>20), nil)
+	}
+	return n, err
+}
+
+// extractDOCX reads a Word document: the headers, the body (paragraphs,
+// headings by style, tables row by row), then the footers.
+func extractDOCX(ctx context.Context, data []byte, b *builder) error {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return extractErr(FormatDOCX, ErrUnreadable, "not a valid zip archive", err)
+	}
+	if len(zr.File) > b.lim.MaxZipFiles {
+		return extractErr(FormatDOCX, ErrTooLarge, fmt.Sprintf("the archive holds more than %d files", b.lim.MaxZipFiles), nil)
+	}
+	budget := &inflateBudget{f: FormatDOCX, max: b.lim.MaxDecompressed, part: b.lim.MaxPartDecompressed}
+	var doc *zip.File
+	var headers, footers []*zip.File
+	var styles *zip.File
+	for _, f := range zr.File {
+		dir, name := path.Split(f.Name)
+		if dir != "word/" {
+			continue
+		}
+		switch {
+		case name == "document.xml":
+			doc = f
+		case name == "styles.xml":
+			styles = f
+		case strings.HasPrefix(name, "header") && strings.HasSuffix(name, ".xml"):
+			headers = append(headers, f)
+		case strings.HasPrefix(name, "footer") && strings.HasSuffix(name, ".xml"):
+			footers = append(footers, f)
+		}
+	}
+	if doc == nil {
+		return extractErr(FormatDOCX, ErrUnsupportedType, "no word/document.xml", nil)
+	}
+	byNumber := func(fs []*zip.File) {
+		sort.SliceStable(fs, func(i, j int) bool { return partNumber(fs[i].Name) < partNumber(fs[j].Name) })
+	}
+	byNumber(headers)
+	byNumber(footers)
+
+	headingStyles := map[string]bool{}
+	if styles != nil {
+		if err := readStyles(styles, budget, headingStyles); err != nil {
+			return err
+		}
+	}
+	p := &wordParser{b: b, headings: headingStyles, seen: map[string]bool{}}
+	parts := []struct {
+		files   []*zip.File
+		section string
+	}{{headers, "Header"}, {[]*zip.File{doc}, ""}, {footers, "Footer"}}
+	for _, part := range parts {
+		for _, f := range part.files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if part.section != "" {
+				p.dedupe = true
+				p.pendingHeading = part.section
+			} else {
+				p.dedupe = false
+				p.pendingHeading = ""
+			}
+			if err := p.parse(f, budget); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// partNumber is the number in "word/header2.xml" (0 if none).
+func partNumber(name string) int {
+	base := strings.TrimSuffix(path.Base(name), ".xml")
+	base = strings.TrimLeft(base, "abcdefghijklmnopqrstuvwxyz")
+	n, _ := strconv.Atoi(base)
+	return n
+}
+
+func openPart(f *zip.File, budget *inflateBudget) (io.ReadCloser, *limitedReader, error) {
+	if int64(f.UncompressedSize64) > budget.part || f.UncompressedSize64 > 1<<62 {
+		return nil, nil, extractErr(FormatDOCX, ErrTooLarge, fmt.Sprintf("%s declares more than %d MiB", f.Name, budget.part>>20), nil)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, nil, extractErr(FormatDOCX, ErrUnreadable, "cannot open "+f.Name, err)
+	}
+	return rc, &limitedReader{r: rc, b: budget, name: f.Name}, nil
+}
+
+// decodeErr turns an error of the XML decoder into an *ExtractError (a
+// limit's own error passes through).
+func decodeErr(name string, err error) error {
+	var ee *ExtractError
+	if errors.As(err, &ee) {
+		return ee
+	}
+	return extractErr(FormatDOCX, ErrUnreadable, "malformed "+name, err)
+}
+
+// readStyles collects the ids of paragraph styles named "heading N" or
+// "Title" (ids are localised: "Heading1", "berschrift1", …).
+func readStyles(f *zip.File, budget *inflateBudget, out map[string]bool) error {
+	rc, lr, err := openPart(f, budget)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec := xml.NewDecoder(lr)
+	var id string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return decodeErr(f.Name, err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Space != wNS {
+			continue
+		}
+		switch se.Name.Local {
+		case "style":
+			id = attr(se, "styleId")
+		case "name":
+			v := strings.ToLower(attr(se, "val"))
+			if id != "" && (v == "title" || strings.HasPrefix(v, "heading ")) {
+				out[id] = true
+			}
+		case "outlineLvl":
+			if id != "" {
+				if n, err := strconv.Atoi(attr(se, "val")); err == nil && n < 9 {
+					out[id] = true
+				}
+			}
+		}
+	}
+}
+
+func attr(se xml.StartElement, local string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// wordParser walks one WordprocessingML part as tokens (bounded memory:
+// the text of one paragraph or table row at a time).
+type wordParser struct {
+	b        *builder
+	headings map[string]bool // heading style ids
+	// dedupe drops paragraphs seen before (headers repeat per section).
+	dedupe         bool
+	seen           map[string]bool
+	pendingHeading string
+}
+
+// tableLevel is one open w:tbl: the cells of its current row.
+type tableLevel struct {
+	cells []string
+	cell  strings.Builder
+}
+
+func (p *wordParser) parse(f *zip.File, budget *inflateBudget) error {
+	rc, lr, err := openPart(f, budget)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec := xml.NewDecoder(lr)
+	var (
+		tables    []*tableLevel
+		para      strings.Builder
+		inPara    bool
+		inText    bool
+		isHeading bool
+	)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return decodeErr(f.Name, err)
+		}
+		if p.b.err != nil {
+			return p.b.err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Space != wNS {
+				continue
+			}
+			switch t.Name.Local {
+			case "p":
+				inPara, isHeading = true, false
+				para.Reset()
+			case "pStyle":
+				isHeading = isHeading || p.headings[attr(t, "val")] || strings.HasPrefix(strings.ToLower(attr(t, "val")), "heading")
+			case "outlineLvl":
+				isHeading = true
+			case "t":
+				inText = true
+			case "tab", "br", "cr":
+				para.WriteByte(' ')
+			case "tbl":
+				tables = append(tables, &tableLevel{})
+			case "tr":
+				if n := len(tables); n > 0 {
+					tables[n-1].cells = tables[n-1].cells[:0]
+				}
+			case "tc":
+				if n := len(tables); n > 0 {
+					tables[n-1].cell.Reset()
+				}
+			}
+		case xml.CharData:
+			if inText && inPara {
+				if para.Len()+len(t) > p.b.lim.MaxText {
+					return extractErr(FormatDOCX, ErrTooLarge, "a paragraph longer than the text limit", nil)
+				}
+				para.Write(t)
+			}
+		case xml.EndElement:
+			if t.Name.Space != wNS {
+				continue
+			}
+			switch t.Name.Local {
+			case "t":
+				inText = false
+			case "p":
+				inPara = false
+				text := cleanSpace(para.String())
+				if n := len(tables); n > 0 {
+					c := &tables[n-1].cell
+					if c.Len() > 0 && text != "" {
+						c.WriteByte(' ')
+					}
+					c.WriteString(text)
+					if c.Len() > p.b.lim.MaxText {
+						return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
+					}
+					continue
+				}
+				p.emit(text, isHeading)
+			case "tc":
+				if n := len(tables); n > 0 {
+					tl := tables[n-1]
+					tl.cells = append(tl.cells, cleanSpace(tl.cell.String()))
+					if len(tl.cells) > p.b.lim.MaxParagraphs {
+						return extractErr(FormatDOCX, ErrTooLarge, "a table row with too many cells", nil)
+					}
+				}
+			case "tr":
+				if n := len(tables); n > 0 {
+					row := joinCells(tables[n-1].cells)
+					if n > 1 {
+						// A nested table's row is text of the enclosing cell.
+						c := &tables[n-2].cell
+						if c.Len() > 0 && row != "" {
+							c.WriteByte(' ')
+						}
+						c.WriteString(row)
+					} else {
+						p.emit(row, false)
+					}
+				}
+			case "tbl":
+				if n := len(tables); n > 0 {
+					tables = tables[:n-1]
+				}
+			}
+		}
+	}
+}
+
+// joinCells is a table row as one paragraph: its non-empty cells joined
+// by " | ".
+func joinCells(cells []string) string {
+	var parts []string
+	for _, c := range cells {
+		if c != "" {
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+func (p *wordParser) emit(text string, heading bool) {
+	if text == "" {
+		return
+	}
+	if p.dedupe {
+		if p.seen[text] {
+			return
+		}
+		p.seen[text] = true
+	}
+	if p.pendingHeading != "" {
+		p.b.heading(p.pendingHeading)
+		p.pendingHeading = ""
+	}
+	if heading {
+		p.b.heading(text)
+		return
+	}
+	p.b.para(text)
+}
