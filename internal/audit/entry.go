@@ -157,6 +157,14 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 		q := h.Query
 		e.Metacache = Metacache{Hit: true, Query: &q, TokensSaved: h.TokensSaved, CostSaved: h.CostSaved}
 	}
+	if c := x.Compliance; c != nil {
+		score := c.Score
+		e.ComplianceStatus = c.Status
+		e.ComplianceViolations = append([]string{}, c.Violations...)
+		e.Compliance = ComplianceBlock{DataClassification: c.Classification, ComplianceScore: &score,
+			HasViolations: len(c.Violations) > 0, Violations: append([]string{}, c.Violations...),
+			RegulatoryFrameworks: append([]string{}, c.Frameworks...)}
+	}
 	if x.Err != nil {
 		ae := apierr.From(x.Err)
 		e.ErrorType = ae.Kind.Type()

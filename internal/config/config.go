@@ -108,6 +108,16 @@ type Config struct {
 	// its text) for feedback; baselines' hourly counts are kept at least
 	// 35 days.
 	ComplianceScanRetention time.Duration
+	// DefaultPreset (SVC_DEFAULT_PRESET) is the policy preset (id or name)
+	// for callers whose key, team or role has none; "" means no scan.
+	DefaultPreset string
+	// ComplianceTimeout (COMPLIANCE_TIMEOUT_SECS, 1–120, default 8) bounds
+	// one policy check on the request path; ComplianceFailOpen
+	// (COMPLIANCE_FAIL_OPEN) and PolicyFailOpen (POLICY_FAIL_OPEN) let a
+	// request through when the check, or reading the caller's policies,
+	// fails (the spec's rule 7; both off: 503).
+	ComplianceTimeout                  time.Duration
+	ComplianceFailOpen, PolicyFailOpen bool
 	// TraceContent (SVC_TRACE_CONTENT) adds the prompt and completion text,
 	// bounded, to the request spans exported when an OTLP endpoint
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
@@ -364,6 +374,10 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		TraceContent:       p.boolean("SVC_TRACE_CONTENT", false),
 	}
 	c.ComplianceScanRetention = p.duration("SVC_COMPLIANCE_SCAN_RETENTION", 30*24*time.Hour, time.Hour)
+	c.DefaultPreset = p.str("SVC_DEFAULT_PRESET", "")
+	c.ComplianceTimeout = time.Duration(p.intRange("COMPLIANCE_TIMEOUT_SECS", 8, 1, 120)) * time.Second
+	c.ComplianceFailOpen = p.boolean("COMPLIANCE_FAIL_OPEN", false)
+	c.PolicyFailOpen = p.boolean("POLICY_FAIL_OPEN", false)
 	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
 	if c.HeartbeatInterval > time.Minute {
 		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))

@@ -30,6 +30,7 @@ type gateway struct {
 	proxy   string // http://127.0.0.1:port
 	mgmt    string
 	bridge  string
+	policy  string
 	dataDir string
 	cancel  context.CancelFunc
 	done    chan error
@@ -86,6 +87,9 @@ func start(t testing.TB, fake *providertest.OpenAI, settings config.Map) *gatewa
 	}
 	if a := p.Addr(config.Bridge); a != nil {
 		g.bridge = "http://" + a.String()
+	}
+	if a := p.Addr(config.Policy); a != nil {
+		g.policy = "http://" + a.String()
 	}
 	go func() { g.done <- p.Run(ctx) }()
 	t.Cleanup(func() { g.stop() })

@@ -110,6 +110,30 @@ type Exchange struct {
 	// out of the cache: the reason, such as "pii" (compliance flagged
 	// personal data) or "blocked" (a policy or the guard stopped it).
 	DoNotStore string
+
+	// Compliance is what the caller's policies made of the exchange; nil
+	// when none applied (no preset: no scan).
+	Compliance *Compliance
+}
+
+// Compliance is the outcome of the policy checks of one exchange, for its
+// audit entry and headers.
+type Compliance struct {
+	// Status is "compliant", "flagged", "redacted", "blocked", or
+	// "unchecked_fail_open" (the check failed and a fail-open setting let
+	// the request through).
+	Status string
+	// Score is the compliance score 0–1 (1 clean); Classification the
+	// data classification ("public", "confidential", "restricted").
+	Score          float64
+	Classification string
+	// Violations name what was found, without values: "<policy>: <type>".
+	Violations []string
+	Frameworks []string
+	// Redacted lists the types replaced by placeholders before the call.
+	Redacted []string
+	// Policy is the policy that blocked, when one did.
+	Policy string
 }
 
 // CacheHit describes an answer served from the semantic cache.

@@ -108,6 +108,10 @@ type Deps struct {
 	// span, bounded (SVC_TRACE_CONTENT).
 	Tracer       trace.Tracer
 	TraceContent bool
+	// Enforcer applies the caller's policies to chat prompts (nil: no
+	// policy checks); Compliance are its time-out and fail-open settings.
+	Enforcer   Enforcer
+	Compliance ComplianceOptions
 }
 
 // Proxy serves the proxy component's routes.

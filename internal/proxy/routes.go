@@ -100,6 +100,9 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 	if r.cache && p.d.Cache != nil {
 		st = append(st, pipeline.Stage{Name: "cache", Wrap: p.d.Cache.Stage()})
 	}
+	if r.endpoint == pipeline.Chat && p.d.Enforcer != nil && !o.internal {
+		st = append(st, pipeline.Stage{Name: "comply", Wrap: p.comply})
+	}
 	return append(st, pipeline.Stage{Name: "route", Wrap: p.route})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/svc-gateway/svc/internal/compliance/httpapi"
 	"github.com/svc-gateway/svc/internal/compliance/model"
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/policy"
 )
 
 // Compliance is the process's compliance engine, scan records and
@@ -28,7 +29,7 @@ func (s *System) Compliance() (*Compliance, error) {
 		if err != nil {
 			return nil, err
 		}
-		eng, err := compliance.NewDefault()
+		eng, err := s.Engine()
 		if err != nil {
 			return nil, err
 		}
@@ -40,6 +41,31 @@ func (s *System) Compliance() (*Compliance, error) {
 		s.runs("compliance-records", recs.Run)
 		s.runs("compliance-model", m.Run)
 		return &Compliance{Engine: eng, Records: recs, Learner: compliance.NewLearner(eng, m, recs)}, nil
+	})
+}
+
+// Engine is the compliance engine over the built-in detectors, built once
+// per process (the secret rules compile in ~0.1 s).
+func (s *System) Engine() (*compliance.Engine, error) {
+	return s.engine.get(compliance.NewDefault)
+}
+
+// Enforcer is the proxy's policy check in process: the caller's preset
+// from the policy library, evaluated over the compliance engine; its
+// statistics are flushed every second.
+func (s *System) Enforcer() (*enforcer, error) {
+	return s.enforcer.get(func() (*enforcer, error) {
+		var err error
+		db := part(&err, s.SQL)
+		eng := part(&err, s.Engine)
+		keys := part(&err, s.Keys)
+		if err != nil {
+			return nil, err
+		}
+		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), keys: keys,
+			def: s.Config.DefaultPreset, cache: map[string]resolved{}}
+		s.runs("policy-stats", e.flushStats)
+		return e, nil
 	})
 }
 

@@ -92,6 +92,7 @@ func newProxy(s *System) (*app.Service, error) {
 	known := part(&err, s.Known)
 	db := part(&err, s.SQL)
 	beats := part(&err, s.Heartbeat)
+	enf := part(&err, s.Enforcer)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +118,8 @@ func newProxy(s *System) (*app.Service, error) {
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
 		Tracer: s.Tracer(), TraceContent: cfg.TraceContent,
+		Enforcer: enf, Compliance: proxy.ComplianceOptions{Timeout: cfg.ComplianceTimeout,
+			FailOpen: cfg.ComplianceFailOpen, PolicyFailOpen: cfg.PolicyFailOpen},
 	})
 	// Provider spend still being added finishes before the stores close.
 	s.onClose(px.Settled)

@@ -1,16 +1,20 @@
 package wire
 
 import (
+	"context"
+
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/policy"
+	"github.com/svc-gateway/svc/internal/policy/docs"
 	"github.com/svc-gateway/svc/internal/policy/httpapi"
 )
 
 // newPolicy is the policy library component (policy-perfect): policies,
 // presets, assignments and statistics behind the admin key, each policy
-// answered with the checks its content compiles to.
+// answered with the checks its content compiles to, and document-to-policy
+// generation (its jobs run in the background on any replica).
 func newPolicy(s *System) (*app.Service, error) {
 	var err error
 	admin := part(&err, s.AdminKey)
@@ -22,9 +26,25 @@ func newPolicy(s *System) (*app.Service, error) {
 	}
 	api := httpapi.New(httpapi.Deps{Auth: auth.AdminKey(admin), Store: policy.NewSQLStore(db, nil),
 		Compile: policy.Compile, Probes: probes, Log: s.Log})
+	// Document-to-policy generation: uploads become jobs any replica runs.
+	jobs := docs.NewJobs(db, docs.Options{Logger: s.Log})
+	docsAPI := docs.Handler(jobs, 0)
+	for _, pattern := range []string{"POST /api/policies/generate-from-document", "GET /api/documents/job/"} {
+		if err := api.Mount(pattern, docsAPI); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := s.serve(config.Policy, api)
 	if err != nil {
 		return nil, err
 	}
-	return &app.Service{Server: srv, Background: []app.Component{beats.Component(config.Policy, nil)}}, nil
+	return &app.Service{Server: srv, Background: []app.Component{
+		beats.Component(config.Policy, nil),
+		app.Func{N: "policy-jobs", F: func(ctx context.Context) error {
+			if err := jobs.Run(ctx); ctx.Err() == nil {
+				return err
+			}
+			return nil
+		}},
+	}}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/bridge"
+	"github.com/svc-gateway/svc/internal/compliance"
 	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/health"
 	"github.com/svc-gateway/svc/internal/heartbeat"
@@ -83,6 +84,8 @@ type System struct {
 	known      lazy[func(provider, model string) bool]
 	beats      lazy[*heartbeat.Publisher]
 	compliance lazy[*Compliance]
+	engine     lazy[*compliance.Engine]
+	enforcer   lazy[*enforcer]
 }
 
 // lazy is a part built on first use; a failed build is not retried.

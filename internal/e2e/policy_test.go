@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/providertest"
+)
+
+// policyCall sends a request to the policy library with the admin key.
+func (g *gateway) policyCall(method, path string, body any, out any) int {
+	g.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, g.policy+path, rd)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			g.t.Fatalf("%s %s: %q: %v", method, path, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// hipaaLikePreset creates three policies (block SSNs, redact e-mail
+// addresses, flag phone numbers) and a preset of them; it returns the
+// preset's id.
+func hipaaLikePreset(t *testing.T, g *gateway) string {
+	t.Helper()
+	var ids []string
+	for _, p := range []map[string]any{
+		{"name": "no-ssn", "policy_type": "compliance", "severity": "critical", "content": "Block any prompt or answer that contains a US Social Security number."},
+		{"name": "mask-email", "policy_type": "compliance", "severity": "medium", "content": "Redact e-mail addresses from prompts."},
+		{"name": "watch-phones", "policy_type": "compliance", "severity": "low", "content": "Flag prompts that contain phone numbers."},
+	} {
+		var out struct{ ID string }
+		if code := g.policyCall("POST", "/api/policies", p, &out); code != 201 {
+			t.Fatalf("create policy %v: %d", p["name"], code)
+		}
+		ids = append(ids, out.ID)
+	}
+	var preset struct{ ID string }
+	if code := g.policyCall("POST", "/api/presets", map[string]any{"name": "hipaa-like", "policy_ids": ids}, &preset); code != 201 {
+		t.Fatalf("create preset: %d", code)
+	}
+	return preset.ID
+}
+
+// TestPoliciesOnThePromptPath: a key with a HIPAA-like preset is blocked for
+// a prompt with an SSN (403 policy_violation naming the policy), redacted
+// for an e-mail address (the provider sees the placeholder, the client is
+// told), flagged for a phone number; a key without a preset is untouched;
+// the audit entries say what happened.
+func TestPoliciesOnThePromptPath(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, nil)
+	preset := hipaaLikePreset(t, g)
+	guarded, guardedID := g.newKey(map[string]any{"alias": "clinic", "policy_set": preset})
+	free, _ := g.newKey(map[string]any{"alias": "free"})
+	c := g.client(guarded)
+	ctx := context.Background()
+
+	_, err := c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "My SSN is 536-22-1234, file my claim."))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || apiErr.Code != "policy_violation" || !strings.Contains(apiErr.Message, "no-ssn") {
+		t.Fatalf("SSN prompt: %v, want 403 policy_violation naming no-ssn", err)
+	}
+	before := len(fake.Requests())
+
+	var resp *http.Response
+	_, err = c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "Please email jane.doe@example.com the summary."), option.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Get("x-svc-redacted"); got != "EMAIL" {
+		t.Errorf("x-svc-redacted = %q, want EMAIL", got)
+	}
+	sent := string(lastChat(t, fake).Body)
+	if strings.Contains(sent, "jane.doe@example.com") || !strings.Contains(sent, "[EMAIL]") {
+		t.Errorf("the provider received %s, want the address replaced by [EMAIL]", sent)
+	}
+	if len(fake.Requests()) == before {
+		t.Error("the blocked prompt's successor did not reach the provider")
+	}
+	var flaggedResp *http.Response
+	if _, err := c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "Call me at +1 415 555 0100 tomorrow."), option.WithResponseInto(&flaggedResp)); err != nil {
+		t.Fatalf("phone prompt: %v (flag passes)", err)
+	}
+	if flaggedResp.Header.Get("x-svc-compliance-score") == "" {
+		t.Error("no x-svc-compliance-score on a scanned request")
+	}
+	if !strings.Contains(string(lastChat(t, fake).Body), "415 555 0100") {
+		t.Error("a flagged prompt was changed")
+	}
+	// A key without a preset: nothing scanned, nothing changed.
+	var freeResp *http.Response
+	fc := g.client(free)
+	if _, err := fc.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "SSN 536-22-1234, mail jane.doe@example.com"), option.WithResponseInto(&freeResp)); err != nil {
+		t.Fatalf("key without a preset: %v", err)
+	}
+	if freeResp.Header.Get("x-svc-compliance-score") != "" || !strings.Contains(string(lastChat(t, fake).Body), "jane.doe@example.com") {
+		t.Error("a key without a preset was scanned or changed")
+	}
+	// The audit entries of the guarded key say blocked, redacted, flagged.
+	statuses := map[string]int{}
+	var page struct{ Data []map[string]any }
+	for i := 0; i < 100; i++ {
+		g.admin("GET", "/api/vas/logs?key_id="+guardedID, nil, &page)
+		if len(page.Data) >= 3 {
+			break
+		}
+		waitABit()
+	}
+	for _, e := range page.Data {
+		statuses[e["compliance_status"].(string)]++
+	}
+	if statuses["blocked"] != 1 || statuses["redacted"] != 1 || statuses["flagged"] != 1 {
+		t.Errorf("compliance statuses of the guarded key's entries: %v, want one each of blocked, redacted, flagged", statuses)
+	}
+}
+
+// TestPolicyFailMode: the caller's policies cannot be read (a default
+// preset that does not exist): 503 policy_unavailable by default; with
+// POLICY_FAIL_OPEN=true the request passes and its entry says so.
+func TestPolicyFailMode(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	for _, tc := range []struct {
+		open string
+		want int
+	}{{"false", 503}, {"true", 200}} {
+		t.Run("POLICY_FAIL_OPEN="+tc.open, func(t *testing.T) {
+			g := start(t, fake, config.Map{"SVC_DEFAULT_PRESET": "no-such-preset", "POLICY_FAIL_OPEN": tc.open})
+			key, keyID := g.newKey(nil)
+			kc := g.client(key)
+			_, err := kc.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hello"))
+			if got := statusOf(err); got != tc.want && !(tc.want == 200 && err == nil) {
+				t.Fatalf("status %d (%v), want %d", got, err, tc.want)
+			}
+			if tc.want != 200 {
+				return
+			}
+			var page struct{ Data []map[string]any }
+			for i := 0; i < 100 && len(page.Data) == 0; i++ {
+				g.admin("GET", "/api/vas/logs?key_id="+keyID, nil, &page)
+				waitABit()
+			}
+			if len(page.Data) != 1 || page.Data[0]["compliance_status"] != "unchecked_fail_open" {
+				t.Errorf("entries %v, want one with compliance_status unchecked_fail_open", page.Data)
+			}
+		})
+	}
+}
+
+func waitABit() { time.Sleep(20 * time.Millisecond) }

@@ -1,0 +1,227 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/pipeline"
+)
+
+// Enforcer applies the caller's policies (the preset of its key, team or
+// role) to the texts of a prompt. wire supplies it over the policy
+// library and the compliance engine; nil: no checks, nothing added.
+type Enforcer interface {
+	Enforce(ctx context.Context, c EnforceCall) (Verdict, error)
+}
+
+// ErrPolicyUnavailable is wrapped by an Enforcer's error when the caller's
+// policies could not be read (POLICY_FAIL_OPEN decides); any other error
+// is the compliance check's (COMPLIANCE_FAIL_OPEN decides).
+var ErrPolicyUnavailable = errors.New("policy: the caller's policies could not be read")
+
+// EnforceCall is one check: the texts of a prompt, one per message part.
+type EnforceCall struct {
+	Principal   *identity.Principal
+	Phase       string // "prompt" or "answer"
+	Texts       []string
+	Provider    string
+	Model       string
+	SourceIP    netip.Addr
+	Application string // the x-svc-application header
+}
+
+// Verdict is what the caller's policies decided.
+type Verdict struct {
+	// Applied is false when the caller has no preset: nothing was checked.
+	Applied bool
+	// Action is "", "flag", "redact" or "block".
+	Action string
+	// Policy names the blocking policy.
+	Policy string
+	// Redacted holds, for "redact", the texts with values replaced (one
+	// per EnforceCall text); RedactedTypes the types replaced.
+	Redacted       []string
+	RedactedTypes  []string
+	Score          float64
+	Violations     []string
+	Frameworks     []string
+	Classification string
+}
+
+// ComplianceOptions are the spec's rule 7 settings.
+type ComplianceOptions struct {
+	// Timeout bounds one check (COMPLIANCE_TIMEOUT_SECS, default 8 s).
+	Timeout time.Duration
+	// FailOpen lets a request through when the compliance check fails
+	// (COMPLIANCE_FAIL_OPEN); PolicyFailOpen when its policies cannot be
+	// read (POLICY_FAIL_OPEN). Both default to closed: 503.
+	FailOpen, PolicyFailOpen bool
+}
+
+// comply is the pre-call policy stage of chat routes: after the cache
+// looked, before routing. Block answers 403 policy_violation naming the
+// policy; redact replaces the values in the request sent upstream (the
+// inbound one is untouched) and says so in x-svc-redacted; flag passes.
+// Each outcome is kept on the exchange for the audit entry, and an
+// exchange with findings never writes the cache.
+func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		if x.Chat == nil {
+			return next(ctx, x)
+		}
+		texts, at := promptTexts(x.Chat)
+		call := EnforceCall{Principal: x.Principal, Phase: "prompt", Texts: texts, Model: x.Model,
+			SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")}
+		if x.Plan != nil && len(x.Plan.Decisions) > 0 && x.Plan.Decisions[0].Provider != nil {
+			call.Provider, call.Model = x.Plan.Decisions[0].Provider.Name, x.Plan.Decisions[0].Model
+		}
+		v, err := p.enforce(ctx, call)
+		if err != nil {
+			return p.complyFailed(ctx, x, next, err)
+		}
+		if !v.Applied {
+			return next(ctx, x)
+		}
+		x.Compliance = &pipeline.Compliance{Status: "compliant", Score: v.Score, Classification: v.Classification,
+			Violations: v.Violations, Frameworks: v.Frameworks}
+		x.Header.Set("x-svc-compliance-score", strconv.FormatFloat(v.Score, 'f', 3, 64))
+		if len(v.Violations) > 0 {
+			x.DoNotStore = "compliance"
+		}
+		switch v.Action {
+		case "block":
+			x.Compliance.Status, x.Compliance.Policy, x.DoNotStore = "blocked", v.Policy, "blocked"
+			return nil, &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
+				Message: fmt.Sprintf("request blocked by compliance policy %q", v.Policy)}
+		case "redact":
+			if len(v.Redacted) != len(texts) {
+				return p.complyFailed(ctx, x, next, fmt.Errorf("redaction gave %d texts for %d", len(v.Redacted), len(texts)))
+			}
+			body, chat, err := redactPrompt(x.Body, x.Chat, at, v.Redacted)
+			if err != nil {
+				return p.complyFailed(ctx, x, next, err)
+			}
+			x.Body, x.Chat = body, chat
+			x.Compliance.Status, x.Compliance.Redacted = "redacted", v.RedactedTypes
+			x.Header.Set("x-svc-redacted", strings.Join(v.RedactedTypes, ","))
+		case "flag":
+			x.Compliance.Status = "flagged"
+		}
+		return next(ctx, x)
+	}
+}
+
+func (p *Proxy) enforce(ctx context.Context, c EnforceCall) (Verdict, error) {
+	timeout := p.d.Compliance.Timeout
+	if timeout <= 0 {
+		timeout = 8 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return p.d.Enforcer.Enforce(ctx, c)
+}
+
+// complyFailed applies the fail-open settings to a failed check: through,
+// marked unchecked, or 503 naming the cause.
+func (p *Proxy) complyFailed(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler, err error) (*pipeline.Response, error) {
+	policy := errors.Is(err, ErrPolicyUnavailable)
+	if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
+		p.d.Log.Warn("policy check failed; let through (fail-open)", "request_id", x.ID, "err", err)
+		x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
+		x.DoNotStore = "unchecked"
+		return next(ctx, x)
+	}
+	if policy {
+		return nil, apierr.Wrap(apierr.Unavailable, "policy_unavailable", "the caller's policies could not be read (POLICY_FAIL_OPEN is off)", err)
+	}
+	return nil, apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
+}
+
+// textAt locates one checked text: a message's string content (part -1)
+// or one text part of it.
+type textAt struct{ msg, part int }
+
+// promptTexts are the texts of a chat request's messages: string contents
+// and text parts.
+func promptTexts(c *llm.ChatRequest) ([]string, []textAt) {
+	var texts []string
+	var at []textAt
+	for i, m := range c.Messages {
+		if !m.Content.IsParts {
+			if m.Content.Text != "" {
+				texts, at = append(texts, m.Content.Text), append(at, textAt{i, -1})
+			}
+			continue
+		}
+		for j, part := range m.Content.Parts {
+			if part.Text != "" {
+				texts, at = append(texts, part.Text), append(at, textAt{i, j})
+			}
+		}
+	}
+	return texts, at
+}
+
+// redactPrompt returns the request body and decoded request with the texts
+// at at replaced by redacted: new values, the caller's left as they were.
+func redactPrompt(body []byte, c *llm.ChatRequest, at []textAt, redacted []string) ([]byte, *llm.ChatRequest, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, nil, fmt.Errorf("redact: %w", err)
+	}
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(fields["messages"], &msgs); err != nil {
+		return nil, nil, fmt.Errorf("redact: messages: %w", err)
+	}
+	copyReq := *c
+	copyReq.Messages = append([]llm.Message(nil), c.Messages...)
+	for k, a := range at {
+		if a.msg >= len(msgs) {
+			return nil, nil, errors.New("redact: message out of range")
+		}
+		m := copyReq.Messages[a.msg]
+		if a.part < 0 {
+			m.Content.Text = redacted[k]
+			s, _ := json.Marshal(redacted[k])
+			msgs[a.msg]["content"] = s
+		} else {
+			var parts []map[string]json.RawMessage
+			if err := json.Unmarshal(msgs[a.msg]["content"], &parts); err != nil || a.part >= len(parts) {
+				return nil, nil, fmt.Errorf("redact: content parts of message %d", a.msg)
+			}
+			m.Content.Parts = append([]llm.Part(nil), m.Content.Parts...)
+			m.Content.Parts[a.part].Text = redacted[k]
+			s, _ := json.Marshal(redacted[k])
+			parts[a.part]["text"] = s
+			msgs[a.msg]["content"], _ = json.Marshal(parts)
+		}
+		copyReq.Messages[a.msg] = m
+	}
+	var err error
+	if fields["messages"], err = json.Marshal(msgs); err != nil {
+		return nil, nil, err
+	}
+	out, err := json.Marshal(fields)
+	return out, &copyReq, err
+}
+
+// sourceIP is the address the request came from (the TCP peer; behind a
+// reverse proxy, the proxy's).
+func sourceIP(x *pipeline.Exchange) netip.Addr {
+	host, _, err := net.SplitHostPort(x.Inbound.RemoteAddr)
+	if err != nil {
+		host = x.Inbound.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}

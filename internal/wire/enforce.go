@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/policy"
+	"github.com/svc-gateway/svc/internal/proxy"
+)
+
+// enforcer is the proxy's Enforcer in process: the caller's preset from
+// the policy library (the key's policy_set, else its assignments, else
+// SVC_DEFAULT_PRESET), cached for presetTTL, evaluated by the policy
+// evaluator over the compliance engine, one text at a time.
+type enforcer struct {
+	store *policy.SQLStore
+	ev    *policy.Evaluator
+	keys  *auth.Keys
+	def   string
+
+	mu    sync.Mutex
+	cache map[string]resolved
+
+	applications, violations atomic.Int64
+}
+
+type resolved struct {
+	policies []policy.Policy // nil: no preset
+	at       time.Time
+}
+
+// presetTTL is how long a caller's resolved preset is reused: a change to
+// a preset, a policy or an assignment reaches every proxy within it.
+const presetTTL = 2 * time.Second
+
+var _ proxy.Enforcer = (*enforcer)(nil)
+
+// Enforce implements proxy.Enforcer.
+func (e *enforcer) Enforce(ctx context.Context, c proxy.EnforceCall) (proxy.Verdict, error) {
+	pols, err := e.policies(ctx, c.Principal)
+	if err != nil {
+		return proxy.Verdict{}, fmt.Errorf("%w: %w", proxy.ErrPolicyUnavailable, err)
+	}
+	if pols == nil {
+		return proxy.Verdict{}, nil
+	}
+	v := proxy.Verdict{Applied: true, Score: 1, Redacted: make([]string, len(c.Texts)), Classification: "internal"}
+	target := policy.Target{Provider: c.Provider, Model: c.Model, SourceIP: c.SourceIP, Application: c.Application}
+	rank := map[policy.Action]int{policy.ActionFlag: 1, policy.ActionRedact: 2, policy.ActionBlock: 3}
+	for i, text := range c.Texts {
+		d := e.ev.Evaluate(ctx, policy.Input{Text: text, Phase: policy.Scope(c.Phase), Policies: pols, Target: target})
+		if d.Err != nil {
+			return proxy.Verdict{}, d.Err
+		}
+		v.Redacted[i] = text
+		if d.Action == policy.ActionRedact {
+			v.Redacted[i] = d.Redacted
+		}
+		if rank[d.Action] > rank[policy.Action(v.Action)] {
+			v.Action = string(d.Action)
+		}
+		if d.BlockedBy != nil && v.Policy == "" {
+			v.Policy = d.BlockedBy.PolicyName
+		}
+		v.Score = min(v.Score, d.Score)
+		for _, x := range d.Violations {
+			v.Violations = appendNew(v.Violations, x.PolicyName+": "+x.Type)
+		}
+		for _, t := range d.RedactedTypes {
+			v.RedactedTypes = appendNew(v.RedactedTypes, t)
+		}
+		for _, f := range d.Frameworks {
+			v.Frameworks = appendNew(v.Frameworks, f)
+		}
+	}
+	switch v.Action {
+	case string(policy.ActionBlock), string(policy.ActionRedact):
+		v.Classification = "restricted"
+	case string(policy.ActionFlag):
+		v.Classification = "confidential"
+	}
+	e.applications.Add(1)
+	e.violations.Add(int64(len(v.Violations)))
+	return v, nil
+}
+
+func appendNew(xs []string, x string) []string {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}
+
+// policies are p's active policies in preset order (nil: no preset).
+func (e *enforcer) policies(ctx context.Context, p *identity.Principal) ([]policy.Policy, error) {
+	key := "anonymous"
+	if p != nil {
+		key = p.Caller()
+	}
+	now := time.Now()
+	e.mu.Lock()
+	r, ok := e.cache[key]
+	e.mu.Unlock()
+	if ok && now.Sub(r.at) < presetTTL {
+		return r.policies, nil
+	}
+	pols, err := e.resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if len(e.cache) > 100_000 {
+		clear(e.cache)
+	}
+	e.cache[key] = resolved{policies: pols, at: now}
+	e.mu.Unlock()
+	return pols, nil
+}
+
+func (e *enforcer) resolve(ctx context.Context, p *identity.Principal) ([]policy.Policy, error) {
+	var keyID, teamID string
+	if p != nil {
+		teamID = p.TeamID
+		if p.Kind == identity.VirtualKey {
+			keyID = p.ID
+			vk, err := e.keys.Record(ctx, p.ID)
+			if err != nil {
+				return nil, err
+			}
+			if vk.PolicySet != "" {
+				// The key's own preset (id or name) comes first.
+				_, pols, err := e.store.Resolve(ctx, "", "", nil, vk.PolicySet)
+				if err != nil {
+					return nil, err
+				}
+				return nonNil(pols), nil
+			}
+		}
+	}
+	pr, pols, err := e.store.Resolve(ctx, keyID, teamID, nil, e.def)
+	if err != nil || pr == nil {
+		return nil, err
+	}
+	return nonNil(pols), nil
+}
+
+// nonNil keeps "a preset with no active policy" apart from "no preset".
+func nonNil(p []policy.Policy) []policy.Policy {
+	if p == nil {
+		return []policy.Policy{}
+	}
+	return p
+}
+
+// flushStats adds the applications and violations counted since the last
+// flush to the library's statistics, every second.
+func (e *enforcer) flushStats(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			e.flush(context.Background())
+			return nil
+		case <-t.C:
+			e.flush(ctx)
+		}
+	}
+}
+
+func (e *enforcer) flush(ctx context.Context) {
+	a, v := e.applications.Swap(0), e.violations.Swap(0)
+	if a == 0 && v == 0 {
+		return
+	}
+	if err := e.store.AddStats(ctx, a, v); err != nil {
+		e.applications.Add(a)
+		e.violations.Add(v)
+	}
+}
