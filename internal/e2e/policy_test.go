@@ -173,3 +173,26 @@ func TestPolicyFailMode(t *testing.T) {
 }
 
 func waitABit() { time.Sleep(20 * time.Millisecond) }
+
+// TestPoliciesOnTheAnswer: a non-streamed answer that leaks an SSN is
+// blocked before it is sent (403 naming the policy), and its entry says so.
+func TestPoliciesOnTheAnswer(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("The SSN on file is 536-22-1234."))
+	g := start(t, fake, nil)
+	preset := hipaaLikePreset(t, g)
+	key, keyID := g.newKey(map[string]any{"alias": "clinic", "policy_set": preset})
+	c := g.client(key)
+	_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "What is on file for me?"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || apiErr.Code != "policy_violation" || !strings.Contains(apiErr.Message, "answer") {
+		t.Fatalf("leaking answer: %v, want 403 policy_violation for the answer", err)
+	}
+	var page struct{ Data []map[string]any }
+	for i := 0; i < 100 && len(page.Data) == 0; i++ {
+		g.admin("GET", "/api/vas/logs?key_id="+keyID, nil, &page)
+		waitABit()
+	}
+	if len(page.Data) != 1 || page.Data[0]["compliance_status"] != "blocked" {
+		t.Errorf("entries %v, want one blocked", page.Data)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,8 +69,9 @@ type ComplianceOptions struct {
 	FailOpen, PolicyFailOpen bool
 }
 
-// comply is the pre-call policy stage of chat routes: after the cache
-// looked, before routing. Block answers 403 policy_violation naming the
+// comply is the policy stage of chat routes: after the cache looked,
+// before routing, it checks the prompt, and after the call the answer
+// (checkAnswer). Block answers 403 policy_violation naming the
 // policy; redact replaces the values in the request sent upstream (the
 // inbound one is untouched) and says so in x-svc-redacted; flag passes.
 // Each outcome is kept on the exchange for the audit entry, and an
@@ -90,7 +92,7 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 			return p.complyFailed(ctx, x, next, err)
 		}
 		if !v.Applied {
-			return next(ctx, x)
+			return next(ctx, x) // no preset: nothing to check, before or after
 		}
 		x.Compliance = &pipeline.Compliance{Status: "compliant", Score: v.Score, Classification: v.Classification,
 			Violations: v.Violations, Frameworks: v.Frameworks}
@@ -117,8 +119,126 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 		case "flag":
 			x.Compliance.Status = "flagged"
 		}
-		return next(ctx, x)
+		return p.checkAnswer(ctx, x, next)
 	}
+}
+
+// checkAnswer runs the call and applies the caller's preset to a
+// non-streamed answer before it is sent (and before the cache could keep
+// it). Streamed answers are not checked yet.
+func (p *Proxy) checkAnswer(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler) (*pipeline.Response, error) {
+	resp, err := next(ctx, x)
+	if err != nil || resp == nil || resp.Stream != nil || resp.Raw != nil || resp.Status >= 300 || len(resp.Body) == 0 {
+		return resp, err
+	}
+	texts, idx := answerTexts(resp.Body)
+	if len(texts) == 0 {
+		return resp, nil
+	}
+	v, err := p.enforce(ctx, EnforceCall{Principal: x.Principal, Phase: "answer", Texts: texts, Provider: x.Provider,
+		Model: x.UpstreamModel, SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")})
+	if err != nil {
+		policy := errors.Is(err, ErrPolicyUnavailable)
+		if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
+			x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
+			x.DoNotStore = "unchecked"
+			return resp, nil
+		}
+		x.DoNotStore = "unchecked"
+		return nil, apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the answer's compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
+	}
+	if !v.Applied {
+		return resp, nil
+	}
+	c := x.Compliance
+	if c == nil {
+		c = &pipeline.Compliance{Status: "compliant", Score: 1, Classification: v.Classification}
+		x.Compliance = c
+	}
+	c.Score = min(c.Score, v.Score)
+	for _, s := range v.Violations {
+		c.Violations = append(c.Violations, "answer: "+s)
+	}
+	for _, f := range v.Frameworks {
+		if !slices.Contains(c.Frameworks, f) {
+			c.Frameworks = append(c.Frameworks, f)
+		}
+	}
+	x.Header.Set("x-svc-compliance-score", strconv.FormatFloat(c.Score, 'f', 3, 64))
+	if len(v.Violations) > 0 {
+		x.DoNotStore = "compliance"
+	}
+	switch v.Action {
+	case "block":
+		c.Status, c.Policy, c.Classification, x.DoNotStore = "blocked", v.Policy, "restricted", "blocked"
+		return nil, &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
+			Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
+	case "redact":
+		body, err := redactAnswer(resp.Body, idx, v.Redacted)
+		if err != nil || len(v.Redacted) != len(texts) {
+			return nil, apierr.Wrap(apierr.Internal, "redaction_failed", "the answer could not be redacted", err)
+		}
+		resp.Body = body
+		c.Status, c.Classification = "redacted", "restricted"
+		c.Redacted = append(c.Redacted, v.RedactedTypes...)
+		x.Header.Set("x-svc-redacted", strings.Join(c.Redacted, ","))
+	case "flag":
+		if c.Status == "compliant" {
+			c.Status = "flagged"
+		}
+	}
+	return resp, nil
+}
+
+// answerTexts are the string contents of an OpenAI chat completion's
+// choices, with the index of each choice.
+func answerTexts(body []byte) ([]string, []int) {
+	var a struct {
+		Choices []struct {
+			Message struct {
+				Content *string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &a) != nil {
+		return nil, nil
+	}
+	var texts []string
+	var idx []int
+	for i, c := range a.Choices {
+		if c.Message.Content != nil && *c.Message.Content != "" {
+			texts, idx = append(texts, *c.Message.Content), append(idx, i)
+		}
+	}
+	return texts, idx
+}
+
+// redactAnswer replaces the contents of the choices idx with redacted.
+func redactAnswer(body []byte, idx []int, redacted []string) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	var choices []map[string]json.RawMessage
+	if err := json.Unmarshal(fields["choices"], &choices); err != nil {
+		return nil, err
+	}
+	for k, i := range idx {
+		if i >= len(choices) || k >= len(redacted) {
+			return nil, errors.New("redact: choice out of range")
+		}
+		var msg map[string]json.RawMessage
+		if err := json.Unmarshal(choices[i]["message"], &msg); err != nil {
+			return nil, err
+		}
+		msg["content"], _ = json.Marshal(redacted[k])
+		choices[i]["message"], _ = json.Marshal(msg)
+	}
+	var err error
+	if fields["choices"], err = json.Marshal(choices); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
 }
 
 func (p *Proxy) enforce(ctx context.Context, c EnforceCall) (Verdict, error) {
