@@ -196,3 +196,20 @@ func TestPoliciesOnTheAnswer(t *testing.T) {
 		t.Errorf("entries %v, want one blocked", page.Data)
 	}
 }
+
+// TestKeyNamesAComplianceFamily: a key whose policy_set names a built-in
+// compliance family (no preset of that name) is scanned under it.
+func TestKeyNamesAComplianceFamily(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, nil)
+	key, _ := g.newKey(map[string]any{"policy_set": "pci_dss"})
+	c := g.client(key)
+	_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "Charge card 4111 1111 1111 1111 please."))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || !strings.Contains(apiErr.Message, "pci_dss") {
+		t.Fatalf("card under pci_dss: %v, want 403 naming pci_dss", err)
+	}
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "What is PCI DSS?")); err != nil {
+		t.Fatalf("clean prompt under pci_dss: %v", err)
+	}
+}

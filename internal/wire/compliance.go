@@ -62,7 +62,7 @@ func (s *System) Enforcer() (*enforcer, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), keys: keys,
+		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), eng: eng, keys: keys,
 			def: s.Config.DefaultPreset, cache: map[string]resolved{}}
 		s.runs("policy-stats", e.flushStats)
 		return e, nil

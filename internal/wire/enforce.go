@@ -2,13 +2,16 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/compliance"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/policy"
 	"github.com/svc-gateway/svc/internal/proxy"
@@ -21,6 +24,7 @@ import (
 type enforcer struct {
 	store *policy.SQLStore
 	ev    *policy.Evaluator
+	eng   *compliance.Engine
 	keys  *auth.Keys
 	def   string
 
@@ -32,7 +36,10 @@ type enforcer struct {
 
 type resolved struct {
 	policies []policy.Policy // nil: no preset
-	at       time.Time
+	// family is the built-in compliance family a key's policy_set names
+	// when no preset of the library has that id or name.
+	family *compliance.Policy
+	at     time.Time
 }
 
 // presetTTL is how long a caller's resolved preset is reused: a change to
@@ -43,10 +50,14 @@ var _ proxy.Enforcer = (*enforcer)(nil)
 
 // Enforce implements proxy.Enforcer.
 func (e *enforcer) Enforce(ctx context.Context, c proxy.EnforceCall) (proxy.Verdict, error) {
-	pols, err := e.policies(ctx, c.Principal)
+	r, err := e.policies(ctx, c.Principal)
 	if err != nil {
 		return proxy.Verdict{}, fmt.Errorf("%w: %w", proxy.ErrPolicyUnavailable, err)
 	}
+	if r.family != nil {
+		return e.family(c, r.family), nil
+	}
+	pols := r.policies
 	if pols == nil {
 		return proxy.Verdict{}, nil
 	}
@@ -97,8 +108,9 @@ func appendNew(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// policies are p's active policies in preset order (nil: no preset).
-func (e *enforcer) policies(ctx context.Context, p *identity.Principal) ([]policy.Policy, error) {
+// policies are p's active policies in preset order (nil: no preset), or
+// the compliance family its key names.
+func (e *enforcer) policies(ctx context.Context, p *identity.Principal) (resolved, error) {
 	key := "anonymous"
 	if p != nil {
 		key = p.Caller()
@@ -108,22 +120,23 @@ func (e *enforcer) policies(ctx context.Context, p *identity.Principal) ([]polic
 	r, ok := e.cache[key]
 	e.mu.Unlock()
 	if ok && now.Sub(r.at) < presetTTL {
-		return r.policies, nil
+		return r, nil
 	}
-	pols, err := e.resolve(ctx, p)
+	r, err := e.resolve(ctx, p)
 	if err != nil {
-		return nil, err
+		return resolved{}, err
 	}
+	r.at = now
 	e.mu.Lock()
 	if len(e.cache) > 100_000 {
 		clear(e.cache)
 	}
-	e.cache[key] = resolved{policies: pols, at: now}
+	e.cache[key] = r
 	e.mu.Unlock()
-	return pols, nil
+	return r, nil
 }
 
-func (e *enforcer) resolve(ctx context.Context, p *identity.Principal) ([]policy.Policy, error) {
+func (e *enforcer) resolve(ctx context.Context, p *identity.Principal) (resolved, error) {
 	var keyID, teamID string
 	if p != nil {
 		teamID = p.TeamID
@@ -131,23 +144,54 @@ func (e *enforcer) resolve(ctx context.Context, p *identity.Principal) ([]policy
 			keyID = p.ID
 			vk, err := e.keys.Record(ctx, p.ID)
 			if err != nil {
-				return nil, err
+				return resolved{}, err
 			}
 			if vk.PolicySet != "" {
-				// The key's own preset (id or name) comes first.
+				// The key's own preset (id or name) comes first; a name no
+				// preset has may be a built-in compliance family.
 				_, pols, err := e.store.Resolve(ctx, "", "", nil, vk.PolicySet)
-				if err != nil {
-					return nil, err
+				if errors.Is(err, policy.ErrUnknownPreset) {
+					if fam, ok := compliance.Policies[strings.ToLower(vk.PolicySet)]; ok {
+						return resolved{family: fam}, nil
+					}
 				}
-				return nonNil(pols), nil
+				if err != nil {
+					return resolved{}, err
+				}
+				return resolved{policies: nonNil(pols)}, nil
 			}
 		}
 	}
 	pr, pols, err := e.store.Resolve(ctx, keyID, teamID, nil, e.def)
 	if err != nil || pr == nil {
-		return nil, err
+		return resolved{}, err
 	}
-	return nonNil(pols), nil
+	return resolved{policies: nonNil(pols)}, nil
+}
+
+// family applies a built-in compliance family (enterprise_standard,
+// hipaa, pci_dss, gdpr, strict) to the texts: its Block blocks, its Flag
+// flags; it never redacts.
+func (e *enforcer) family(c proxy.EnforceCall, fam *compliance.Policy) proxy.Verdict {
+	v := proxy.Verdict{Applied: true, Score: 1, Classification: "internal", Frameworks: fam.Frameworks}
+	worst := compliance.Allow
+	for _, text := range c.Texts {
+		res := e.eng.Scan(text, fam)
+		v.Score = min(v.Score, res.ComplianceScore)
+		worst = max(worst, res.Action)
+		for _, x := range res.Violations {
+			v.Violations = appendNew(v.Violations, fam.Name+": "+strings.ToUpper(x.Type))
+		}
+	}
+	switch worst {
+	case compliance.Block:
+		v.Action, v.Policy, v.Classification = string(policy.ActionBlock), fam.Name, "restricted"
+	case compliance.Flag:
+		v.Action, v.Classification = string(policy.ActionFlag), "confidential"
+	}
+	e.applications.Add(1)
+	e.violations.Add(int64(len(v.Violations)))
+	return v
 }
 
 // nonNil keeps "a preset with no active policy" apart from "no preset".
