@@ -213,3 +213,36 @@ func TestKeyNamesAComplianceFamily(t *testing.T) {
 		t.Fatalf("clean prompt under pci_dss: %v", err)
 	}
 }
+
+// TestStreamedAnswerLeakIsCut: a streamed answer that leaks a card number
+// ends with an error event before the chunk that completes it; the client
+// never receives the whole number.
+func TestStreamedAnswerLeakIsCut(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("Sure. The card on file is 4111 1111 1111 1111, expiring soon."))
+	g := start(t, fake, nil)
+	var pol struct{ ID string }
+	if code := g.policyCall("POST", "/api/policies", map[string]any{"name": "no-cards", "policy_type": "compliance", "content": "Block any answer that contains a credit card number."}, &pol); code != 201 {
+		t.Fatalf("create policy: %d", code)
+	}
+	var preset struct{ ID string }
+	if code := g.policyCall("POST", "/api/presets", map[string]any{"name": "pci", "policy_ids": []string{pol.ID}}, &preset); code != 201 {
+		t.Fatalf("create preset: %d", code)
+	}
+	key, _ := g.newKey(map[string]any{"policy_set": preset.ID})
+	c := g.client(key)
+	s := c.Chat.Completions.NewStreaming(context.Background(), chatParams("gpt-4o-mini", "What card do you have on file?"))
+	var got strings.Builder
+	for s.Next() {
+		for _, ch := range s.Current().Choices {
+			got.WriteString(ch.Delta.Content)
+		}
+	}
+	err := s.Err()
+	if err == nil || !strings.Contains(err.Error(), "policy") {
+		t.Fatalf("stream ended with %v after %q, want a policy error", err, got.String())
+	}
+	if strings.Contains(strings.ReplaceAll(got.String(), " ", ""), "4111111111111111") {
+		t.Errorf("the whole card number reached the client: %q", got.String())
+	}
+	t.Logf("received before the cut: %q", got.String())
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/llm"
+	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
 
@@ -128,6 +129,10 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 // it). Streamed answers are not checked yet.
 func (p *Proxy) checkAnswer(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler) (*pipeline.Response, error) {
 	resp, err := next(ctx, x)
+	if err == nil && resp != nil && resp.Stream != nil && resp.Status < 300 {
+		resp.Stream = p.checkStream(ctx, x, resp.Stream)
+		return resp, nil
+	}
 	if err != nil || resp == nil || resp.Stream != nil || resp.Raw != nil || resp.Status >= 300 || len(resp.Body) == 0 {
 		return resp, err
 	}
@@ -344,4 +349,115 @@ func sourceIP(x *pipeline.Exchange) netip.Addr {
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()
+}
+
+// Streamed answers are checked as they pass, never buffered: at every
+// event that adds text, the last streamWindow bytes of the answer are
+// checked under the caller's preset, before the event is sent. A block
+// ends the stream with the dialect's error event instead of that event,
+// so what may already have left is the finding's earlier chunks only (a
+// value split over several events: "536-22-" before "1234" completes the
+// SSN) — the detectors need the whole value to see it. A redaction cannot
+// take back what was sent: in a stream it is recorded as a flag. Cost: one
+// check of at most streamWindow bytes per event, for callers with a preset.
+const (
+	streamCheckEvery = 1
+	streamWindow     = 512
+)
+
+// checkStream wraps an OpenAI chat stream with the answer check.
+func (p *Proxy) checkStream(ctx context.Context, x *pipeline.Exchange, s llm.Stream) llm.Stream {
+	var (
+		text    []byte // the answer so far, the last streamWindow bytes
+		pending int    // bytes of text not yet checked
+		blocked bool
+	)
+	check := func() error {
+		pending = 0
+		v, err := p.enforce(ctx, EnforceCall{Principal: x.Principal, Phase: "answer", Texts: []string{string(text)},
+			Provider: x.Provider, Model: x.UpstreamModel, SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")})
+		if err != nil {
+			policy := errors.Is(err, ErrPolicyUnavailable)
+			if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
+				return nil
+			}
+			return apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the answer's compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
+		}
+		if !v.Applied {
+			return nil
+		}
+		c := x.Compliance
+		if c == nil {
+			c = &pipeline.Compliance{Status: "compliant", Score: 1, Classification: v.Classification}
+			x.Compliance = c
+		}
+		c.Score = min(c.Score, v.Score)
+		for _, s := range v.Violations {
+			if !slices.Contains(c.Violations, "answer: "+s) {
+				c.Violations = append(c.Violations, "answer: "+s)
+			}
+		}
+		if len(v.Violations) > 0 {
+			x.DoNotStore = "compliance"
+		}
+		switch v.Action {
+		case "block":
+			blocked = true
+			c.Status, c.Policy, c.Classification, x.DoNotStore = "blocked", v.Policy, "restricted", "blocked"
+			return &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
+				Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
+		case "redact", "flag":
+			if c.Status == "compliant" {
+				c.Status = "flagged"
+			}
+		}
+		return nil
+	}
+	return pipeline.Rewrite(s, func(ev sse.Event) (sse.Event, error) {
+		if blocked {
+			return ev, pipeline.ErrDrop
+		}
+		if string(ev.Data) == "[DONE]" {
+			if pending > 0 {
+				if err := check(); err != nil {
+					return ev, err
+				}
+			}
+			return ev, nil
+		}
+		delta := chunkText(ev.Data)
+		if delta == "" {
+			return ev, nil
+		}
+		text = append(text, delta...)
+		if len(text) > streamWindow {
+			text = append(text[:0], text[len(text)-streamWindow:]...)
+		}
+		pending += len(delta)
+		if pending >= streamCheckEvery {
+			if err := check(); err != nil {
+				return ev, err
+			}
+		}
+		return ev, nil
+	})
+}
+
+// chunkText is the content delta of an OpenAI chat chunk's choices.
+func chunkText(data []byte) string {
+	var c struct {
+		Choices []struct {
+			Delta struct {
+				Content string `json:"content"`
+			} `json:"delta"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, ch := range c.Choices {
+		b.WriteString(ch.Delta.Content)
+	}
+	return b.String()
 }
