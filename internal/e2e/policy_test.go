@@ -246,3 +246,31 @@ func TestStreamedAnswerLeakIsCut(t *testing.T) {
 	}
 	t.Logf("received before the cut: %q", got.String())
 }
+
+// TestCachedAnswerIsChecked: an answer cached before the key had a preset
+// is checked when the cache serves it later under the preset.
+func TestCachedAnswerIsChecked(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("The SSN on file is 536-22-1234."))
+	g := start(t, fake, config.Map{"SEMANTIC_CACHE_ENABLED": "true"})
+	preset := hipaaLikePreset(t, g)
+	key, keyID := g.newKey(nil)
+	c := g.client(key)
+	ask := chatParams("gpt-4o-mini", "Which SSN is on file for the account?")
+	if _, err := c.Chat.Completions.New(context.Background(), ask); err != nil {
+		t.Fatalf("without a preset: %v", err)
+	}
+	if code := g.admin("PUT", "/api/enterprise/vkeys/"+keyID, map[string]any{"policy_set": preset}, nil); code != 200 {
+		t.Fatalf("PUT policy_set: %d", code)
+	}
+	time.Sleep(2100 * time.Millisecond) // the proxy reuses a resolved preset for 2 s
+	posts := chatPosts(fake)
+	var resp *http.Response
+	_, err := c.Chat.Completions.New(context.Background(), ask, option.WithResponseInto(&resp))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || !strings.Contains(apiErr.Message, "answer") {
+		t.Fatalf("cached answer under the preset: %v, want 403 for the answer", err)
+	}
+	if chatPosts(fake) != posts {
+		t.Error("the second ask reached the provider: it should have been a cache hit")
+	}
+}

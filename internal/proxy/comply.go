@@ -129,6 +129,24 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 // it). Streamed answers are not checked yet.
 func (p *Proxy) checkAnswer(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler) (*pipeline.Response, error) {
 	resp, err := next(ctx, x)
+	return p.answer(ctx, x, resp, err)
+}
+
+// complyHit checks an answer the cache served (the stage sits above the
+// cache, so a hit never reaches comply) under the caller's preset; the
+// prompt of a hit never leaves svc, so it is not checked.
+func (p *Proxy) complyHit(next pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		resp, err := next(ctx, x)
+		if x.Cache == nil || x.Chat == nil {
+			return resp, err
+		}
+		return p.answer(ctx, x, resp, err)
+	}
+}
+
+// answer applies the answer check to a call's outcome.
+func (p *Proxy) answer(ctx context.Context, x *pipeline.Exchange, resp *pipeline.Response, err error) (*pipeline.Response, error) {
 	if err == nil && resp != nil && resp.Stream != nil && resp.Status < 300 {
 		resp.Stream = p.checkStream(ctx, x, resp.Stream)
 		return resp, nil

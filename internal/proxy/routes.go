@@ -98,6 +98,9 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 		st = append(st, pipeline.Stage{Name: "limit", Wrap: p.d.Limits.Stage(p.d.LimitSource)})
 	}
 	if r.cache && p.d.Cache != nil {
+		if r.endpoint == pipeline.Chat && p.d.Enforcer != nil && !o.internal {
+			st = append(st, pipeline.Stage{Name: "comply-hit", Wrap: p.complyHit})
+		}
 		st = append(st, pipeline.Stage{Name: "cache", Wrap: p.d.Cache.Stage()})
 	}
 	if r.endpoint == pipeline.Chat && p.d.Enforcer != nil && !o.internal {
