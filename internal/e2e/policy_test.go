@@ -46,7 +46,7 @@ func (g *gateway) policyCall(method, path string, body any, out any) int {
 // hipaaLikePreset creates three policies (block SSNs, redact e-mail
 // addresses, flag phone numbers) and a preset of them; it returns the
 // preset's id.
-func hipaaLikePreset(t *testing.T, g *gateway) string {
+func hipaaLikePreset(t testing.TB, g *gateway) string {
 	t.Helper()
 	var ids []string
 	for _, p := range []map[string]any{
