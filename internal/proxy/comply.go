@@ -79,10 +79,18 @@ type ComplianceOptions struct {
 // exchange with findings never writes the cache.
 func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
-		if x.Chat == nil {
+		var (
+			texts []string
+			at    []textAt
+		)
+		switch {
+		case x.Chat != nil:
+			texts, at = promptTexts(x.Chat)
+		case x.Endpoint == pipeline.NativeMessages && len(x.Body) > 0:
+			texts, at = nativePromptTexts(x.Body)
+		default:
 			return next(ctx, x)
 		}
-		texts, at := promptTexts(x.Chat)
 		call := EnforceCall{Principal: x.Principal, Phase: "prompt", Texts: texts, Model: x.Model,
 			SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")}
 		if x.Plan != nil && len(x.Plan.Decisions) > 0 && x.Plan.Decisions[0].Provider != nil {
@@ -110,11 +118,19 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 			if len(v.Redacted) != len(texts) {
 				return p.complyFailed(ctx, x, next, fmt.Errorf("redaction gave %d texts for %d", len(v.Redacted), len(texts)))
 			}
-			body, chat, err := redactPrompt(x.Body, x.Chat, at, v.Redacted)
-			if err != nil {
-				return p.complyFailed(ctx, x, next, err)
+			if x.Chat == nil {
+				body, err := redactNativePrompt(x.Body, at, v.Redacted)
+				if err != nil {
+					return p.complyFailed(ctx, x, next, err)
+				}
+				x.Body = body
+			} else {
+				body, chat, err := redactPrompt(x.Body, x.Chat, at, v.Redacted)
+				if err != nil {
+					return p.complyFailed(ctx, x, next, err)
+				}
+				x.Body, x.Chat = body, chat
 			}
-			x.Body, x.Chat = body, chat
 			x.Compliance.Status, x.Compliance.Redacted = "redacted", v.RedactedTypes
 			x.Header.Set("x-svc-redacted", strings.Join(v.RedactedTypes, ","))
 		case "flag":
@@ -154,7 +170,11 @@ func (p *Proxy) answer(ctx context.Context, x *pipeline.Exchange, resp *pipeline
 	if err != nil || resp == nil || resp.Stream != nil || resp.Raw != nil || resp.Status >= 300 || len(resp.Body) == 0 {
 		return resp, err
 	}
+	native := x.Endpoint == pipeline.NativeMessages
 	texts, idx := answerTexts(resp.Body)
+	if native {
+		texts, idx = nativeAnswerTexts(resp.Body)
+	}
 	if len(texts) == 0 {
 		return resp, nil
 	}
@@ -197,7 +217,11 @@ func (p *Proxy) answer(ctx context.Context, x *pipeline.Exchange, resp *pipeline
 		return nil, &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
 			Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
 	case "redact":
-		body, err := redactAnswer(resp.Body, idx, v.Redacted)
+		redact := redactAnswer
+		if native {
+			redact = redactNativeAnswer
+		}
+		body, err := redact(resp.Body, idx, v.Redacted)
 		if err != nil || len(v.Redacted) != len(texts) {
 			return nil, apierr.Wrap(apierr.Internal, "redaction_failed", "the answer could not be redacted", err)
 		}
@@ -435,7 +459,7 @@ func (p *Proxy) checkStream(ctx context.Context, x *pipeline.Exchange, s llm.Str
 		if blocked {
 			return ev, pipeline.ErrDrop
 		}
-		if string(ev.Data) == "[DONE]" {
+		if string(ev.Data) == "[DONE]" || ev.Event == "message_stop" {
 			if pending > 0 {
 				if err := check(); err != nil {
 					return ev, err
@@ -444,6 +468,9 @@ func (p *Proxy) checkStream(ctx context.Context, x *pipeline.Exchange, s llm.Str
 			return ev, nil
 		}
 		delta := chunkText(ev.Data)
+		if x.Endpoint == pipeline.NativeMessages {
+			delta = nativeDeltaText(ev.Data)
+		}
 		if delta == "" {
 			return ev, nil
 		}

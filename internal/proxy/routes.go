@@ -103,7 +103,7 @@ func (p *Proxy) stages(r *routeSpec, o chainOptions) []pipeline.Stage {
 		}
 		st = append(st, pipeline.Stage{Name: "cache", Wrap: p.d.Cache.Stage()})
 	}
-	if r.endpoint == pipeline.Chat && p.d.Enforcer != nil && !o.internal {
+	if (r.endpoint == pipeline.Chat || r.name == "native-messages") && p.d.Enforcer != nil && !o.internal {
 		st = append(st, pipeline.Stage{Name: "comply", Wrap: p.comply})
 	}
 	return append(st, pipeline.Stage{Name: "route", Wrap: p.route})
