@@ -118,6 +118,10 @@ type Config struct {
 	// fails (the spec's rule 7; both off: 503).
 	ComplianceTimeout                  time.Duration
 	ComplianceFailOpen, PolicyFailOpen bool
+	// PolicyGeneration (POLICY_GENERATION_MODEL, _KEY, _URL) refines the
+	// policies drafted from documents with a model called through svc's
+	// own proxy with a virtual key of its own; no model: rule-based drafts.
+	PolicyGeneration PolicyGeneration
 	// TraceContent (SVC_TRACE_CONTENT) adds the prompt and completion text,
 	// bounded, to the request spans exported when an OTLP endpoint
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
@@ -378,6 +382,11 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	c.ComplianceTimeout = time.Duration(p.intRange("COMPLIANCE_TIMEOUT_SECS", 8, 1, 120)) * time.Second
 	c.ComplianceFailOpen = p.boolean("COMPLIANCE_FAIL_OPEN", false)
 	c.PolicyFailOpen = p.boolean("POLICY_FAIL_OPEN", false)
+	c.PolicyGeneration = PolicyGeneration{Model: p.str("POLICY_GENERATION_MODEL", ""), Key: p.str("POLICY_GENERATION_KEY", ""),
+		URL: p.str("POLICY_GENERATION_URL", "")}
+	if c.PolicyGeneration.Model != "" && c.PolicyGeneration.Key == "" {
+		p.bad("POLICY_GENERATION_KEY", "is required with POLICY_GENERATION_MODEL: a virtual key of the proxy, so the refinement is budgeted and audited")
+	}
 	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
 	if c.HeartbeatInterval > time.Minute {
 		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
@@ -523,4 +532,12 @@ func (p *parser) alerts() AlertSettings {
 		p.bad("SVC_ALERT_WINDOW", "must be at most 24h")
 	}
 	return a
+}
+
+// PolicyGeneration is the model that refines drafted policies.
+type PolicyGeneration struct {
+	Model string // e.g. openai/gpt-4o-mini
+	Key   string // a virtual key of svc's proxy
+	// URL is the proxy's /v1 ("": this process's proxy address).
+	URL string
 }

@@ -27,7 +27,15 @@ func newPolicy(s *System) (*app.Service, error) {
 	api := httpapi.New(httpapi.Deps{Auth: auth.AdminKey(admin), Store: policy.NewSQLStore(db, nil),
 		Compile: policy.Compile, Probes: probes, Log: s.Log})
 	// Document-to-policy generation: uploads become jobs any replica runs.
-	jobs := docs.NewJobs(db, docs.Options{Logger: s.Log})
+	opts := docs.Options{Logger: s.Log}
+	if g := s.Config.PolicyGeneration; g.Model != "" {
+		url := g.URL
+		if url == "" {
+			url = "http://" + s.Config.Addr(config.Proxy) + "/v1"
+		}
+		opts.Refiner = &docs.ModelRefiner{BaseURL: url, Key: g.Key, Model: g.Model}
+	}
+	jobs := docs.NewJobs(db, opts)
 	docsAPI := docs.Handler(jobs, 0)
 	for _, pattern := range []string{"POST /api/policies/generate-from-document", "GET /api/documents/job/"} {
 		if err := api.Mount(pattern, docsAPI); err != nil {
