@@ -274,3 +274,29 @@ func TestCachedAnswerIsChecked(t *testing.T) {
 		t.Error("the second ask reached the provider: it should have been a cache hit")
 	}
 }
+
+// TestPoliciesAcrossProcesses: the policy library, the management API and
+// the proxy in separate processes on PostgreSQL and Redis: a preset made
+// in the policy process and a key made in the management process are
+// enforced by the proxy process.
+func TestPoliciesAcrossProcesses(t *testing.T) {
+	shared := sharedStores(t)
+	fake := providertest.NewOpenAI(t)
+	pol := start(t, nil, with(shared, "SERVICE_TYPE", "policy-perfect"))
+	mg := start(t, nil, with(shared, "SERVICE_TYPE", "api-server"))
+	px := start(t, fake, with(shared, "SERVICE_TYPE", "proxy"))
+	preset := hipaaLikePreset(t, pol)
+	key, _ := mg.newKey(map[string]any{"policy_set": preset})
+	c := px.client(key)
+	_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "My SSN is 536-22-1234."))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || apiErr.Code != "policy_violation" {
+		t.Fatalf("SSN prompt through the proxy process: %v, want 403 policy_violation", err)
+	}
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "Mail jane.doe@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if sent := string(lastChat(t, fake).Body); strings.Contains(sent, "jane.doe@example.com") {
+		t.Errorf("the provider received the address: %s", sent)
+	}
+}
