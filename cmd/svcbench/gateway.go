@@ -30,6 +30,7 @@ type gateway struct {
 	proxyURL  string // http://127.0.0.1:<PROXY_PORT>
 	mgmtURL   string // http://127.0.0.1:<MANAGEMENT_PORT>; "" with -gateway
 	bridgeURL string // http://127.0.0.1:<BRIDGE_PORT>; "" with -gateway
+	policyURL string // http://127.0.0.1:<POLICY_PORT>; "" with -gateway
 	admin     string // ADMIN_API_KEY of a started svc
 	vkey      string
 	pid       int // the proxy's process (management's when there is no proxy)
@@ -137,7 +138,7 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	}
 
 	url := func(i int) string { return "http://127.0.0.1:" + strconv.Itoa(ports[i]) }
-	g.proxyURL, g.mgmtURL, g.bridgeURL = url(0), url(1), url(4)
+	g.proxyURL, g.mgmtURL, g.bridgeURL, g.policyURL = url(0), url(1), url(4), url(3)
 	first, err := g.start(bin, procEnv(env, "data"), "svc.log")
 	if err != nil {
 		return g, err

@@ -127,6 +127,7 @@ type options struct {
 	rounds      int
 	redisURL    string // -redis, for audit-redis
 	postgresURL string // -postgres, for audit-redis
+	promptBytes int    // -prompt-bytes: the user message padded to about this size (0: the small prompt)
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -166,6 +167,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of -variants")
 	fs.StringVar(&o.redisURL, "redis", "", "Redis URL for the audit-redis variant (its keys under a prefix of their own)")
 	fs.StringVar(&o.postgresURL, "postgres", "", "PostgreSQL URL for the audit-redis variant (a schema of its own, dropped after)")
+	fs.IntVar(&o.promptBytes, "prompt-bytes", 0, "pad the user message to about this many bytes of ordinary prose (0: the small prompt; at most 1 MiB)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -404,7 +406,7 @@ func bench(ctx context.Context, o *options, progress io.Writer) (_ *report, err 
 
 	for _, mode := range o.modes {
 		stream := mode == modeStream
-		body := requestBody(o.model, stream)
+		body := requestBodySized(o.model, stream, o.promptBytes)
 		for _, c := range o.concurrency {
 			sc := scenarioResult{Mode: mode, Concurrency: c, AllocsPerRequest: -1}
 			phase := func(t target, n int, d time.Duration) phaseResult {

@@ -32,6 +32,10 @@ const (
 	variantAuditOn    = "audit-on"    // the embedded default: spool, in-process bridge into SQLite
 	variantAuditRedis = "audit-redis" // Redis + PostgreSQL: proxy and management, and a bridge process
 	variantAlertsHang = "alerts-hang" // audit-on with a Slack webhook that never answers, every request slow
+	// preset-five: every request checked, prompt and answer, under a
+	// preset of five policies (SVC_DEFAULT_PRESET); compared with
+	// audit-on, the same svc without a preset. Use -prompt-bytes 4096.
+	variantPreset = "preset-five"
 	// audit-redis without the bridge process: entries spooled and
 	// forwarded to Redis, nothing drains them while the load runs (the
 	// request path's cost without the draining's).
@@ -41,7 +45,7 @@ const (
 	variantRedisOff = "audit-redis-off"
 )
 
-var variantNames = []string{variantAuditOff, variantAuditOn, variantRedisOff, variantAuditRedis, variantNoDrain, variantAlertsHang}
+var variantNames = []string{variantAuditOff, variantAuditOn, variantRedisOff, variantAuditRedis, variantNoDrain, variantAlertsHang, variantPreset}
 
 // variantRefs are the variants each one is compared with, when it ran;
 // otherwise a variant is compared with audit-off, or the first one.
@@ -50,6 +54,7 @@ var variantRefs = map[string]string{
 	variantAuditRedis: variantRedisOff,
 	variantNoDrain:    variantRedisOff,
 	variantAlertsHang: variantAuditOn,
+	variantPreset:     variantAuditOn,
 }
 
 // variant is one setting of svc.
@@ -59,6 +64,9 @@ type variant struct {
 	split bool     // Redis + PostgreSQL, SERVICE_TYPE=proxy,api-server …
 	drain bool     // … and a bridge process
 	hang  bool     // SVC_SLACK_WEBHOOK_URL is the hanging receiver
+	// preset: the five-policy preset is made after svc starts and is the
+	// default preset of every caller.
+	preset bool
 	// writes: a bridge writes the entries of the variant's requests (audit
 	// on, and a bridge in the process or beside it).
 	writes bool
@@ -89,6 +97,9 @@ func parseVariants(list string, redisURL, pgURL string) ([]variant, error) {
 			if name == variantRedisOff {
 				v.env = []string{"SVC_AUDIT_ENABLED=false"}
 			}
+		case variantPreset:
+			v.env = []string{"SVC_DEFAULT_PRESET=" + benchPresetName}
+			v.preset, v.writes = true, true
 		case variantAlertsHang:
 			// The lowest threshold config allows: every request of a
 			// millisecond or more is slow. The watch raises one
@@ -235,13 +246,18 @@ func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookU
 		return nil, err
 	}
 	defer gw.stop(false)
+	if v.preset {
+		if err := makeBenchPreset(ctx, gw); err != nil {
+			return nil, err
+		}
+	}
 	before := bridgeWritten(ctx, gw)
 
 	run := &variantRun{Variant: v.name, BridgeWritten: -1}
 	svc := target{name: "svc", url: gw.proxyURL + "/v1/chat/completions", auth: "Bearer " + gw.vkey}
 	direct := target{name: "direct", url: upstream + "/chat/completions", auth: "Bearer " + upstreamKey}
 	for _, mode := range o.modes {
-		body := requestBody(o.model, mode == modeStream)
+		body := requestBodySized(o.model, mode == modeStream, o.promptBytes)
 		for _, c := range o.concurrency {
 			phase := func(t target, n int, d time.Duration) phaseStats {
 				return stats(runPhase(ctx, client, phaseSpec{target: t, body: body, stream: mode == modeStream, concurrency: c, n: n, duration: d}))
