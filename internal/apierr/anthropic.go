@@ -8,19 +8,20 @@ import (
 // anthropicTypes are the error types of Anthropic's API, for the native
 // passthrough routes whose clients (Anthropic SDKs, editors) parse that shape.
 var anthropicTypes = [...]string{
-	Internal:        "api_error",
-	InvalidRequest:  "invalid_request_error",
-	Unauthenticated: "authentication_error",
-	BudgetExceeded:  "billing_error",
-	Forbidden:       "permission_error",
-	NotFound:        "not_found_error",
-	Conflict:        "invalid_request_error",
-	TooLarge:        "request_too_large",
-	RateLimited:     "rate_limit_error",
-	ClientClosed:    "api_error",
-	UpstreamError:   "api_error",
-	Unavailable:     "overloaded_error",
-	UpstreamTimeout: "timeout_error",
+	Internal:         "api_error",
+	InvalidRequest:   "invalid_request_error",
+	Unauthenticated:  "authentication_error",
+	BudgetExceeded:   "billing_error",
+	Forbidden:        "permission_error",
+	NotFound:         "not_found_error",
+	Conflict:         "invalid_request_error",
+	TooLarge:         "request_too_large",
+	RateLimited:      "rate_limit_error",
+	ClientClosed:     "api_error",
+	UpstreamError:    "api_error",
+	Unavailable:      "overloaded_error",
+	UpstreamTimeout:  "timeout_error",
+	UnsupportedMedia: "invalid_request_error",
 }
 
 // AnthropicJSON is err in Anthropic's shape:

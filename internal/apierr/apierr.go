@@ -21,52 +21,55 @@ type Kind uint8
 
 // The kinds, in the order of the status table.
 const (
-	Internal        Kind = iota // 500: a bug or an unexpected failure of ours
-	InvalidRequest              // 400: malformed or invalid request from the caller
-	Unauthenticated             // 401: missing, unknown or revoked credential
-	BudgetExceeded              // 402: spend cap exhausted
-	Forbidden                   // 403: policy, guard or model restriction
-	NotFound                    // 404: resource or route does not exist
-	Conflict                    // 409: resource already exists or state conflict
-	TooLarge                    // 413: body over the limit
-	RateLimited                 // 429: rate limit exceeded (ours or the provider's)
-	ClientClosed                // 499: the caller went away
-	UpstreamError               // 502: provider answered with an error, or the connection failed
-	Unavailable                 // 503: no provider available, fallback chain exhausted, store down
-	UpstreamTimeout             // 504: provider did not answer in time
+	Internal         Kind = iota // 500: a bug or an unexpected failure of ours
+	InvalidRequest               // 400: malformed or invalid request from the caller
+	Unauthenticated              // 401: missing, unknown or revoked credential
+	BudgetExceeded               // 402: spend cap exhausted
+	Forbidden                    // 403: policy, guard or model restriction
+	NotFound                     // 404: resource or route does not exist
+	Conflict                     // 409: resource already exists or state conflict
+	TooLarge                     // 413: body over the limit
+	RateLimited                  // 429: rate limit exceeded (ours or the provider's)
+	ClientClosed                 // 499: the caller went away
+	UpstreamError                // 502: provider answered with an error, or the connection failed
+	Unavailable                  // 503: no provider available, fallback chain exhausted, store down
+	UpstreamTimeout              // 504: provider did not answer in time
+	UnsupportedMedia             // 415: a body of a type the route does not take
 )
 
 var statuses = [...]int{
-	Internal:        http.StatusInternalServerError,
-	InvalidRequest:  http.StatusBadRequest,
-	Unauthenticated: http.StatusUnauthorized,
-	BudgetExceeded:  http.StatusPaymentRequired,
-	Forbidden:       http.StatusForbidden,
-	NotFound:        http.StatusNotFound,
-	Conflict:        http.StatusConflict,
-	TooLarge:        http.StatusRequestEntityTooLarge,
-	RateLimited:     http.StatusTooManyRequests,
-	ClientClosed:    499,
-	UpstreamError:   http.StatusBadGateway,
-	Unavailable:     http.StatusServiceUnavailable,
-	UpstreamTimeout: http.StatusGatewayTimeout,
+	Internal:         http.StatusInternalServerError,
+	InvalidRequest:   http.StatusBadRequest,
+	Unauthenticated:  http.StatusUnauthorized,
+	BudgetExceeded:   http.StatusPaymentRequired,
+	Forbidden:        http.StatusForbidden,
+	NotFound:         http.StatusNotFound,
+	Conflict:         http.StatusConflict,
+	TooLarge:         http.StatusRequestEntityTooLarge,
+	RateLimited:      http.StatusTooManyRequests,
+	ClientClosed:     499,
+	UpstreamError:    http.StatusBadGateway,
+	Unavailable:      http.StatusServiceUnavailable,
+	UpstreamTimeout:  http.StatusGatewayTimeout,
+	UnsupportedMedia: http.StatusUnsupportedMediaType,
 }
 
 // types are the OpenAI-style `error.type` values per kind.
 var types = [...]string{
-	Internal:        "server_error",
-	InvalidRequest:  "invalid_request_error",
-	Unauthenticated: "authentication_error",
-	BudgetExceeded:  "budget_exceeded",
-	Forbidden:       "permission_error",
-	NotFound:        "not_found_error",
-	Conflict:        "conflict_error",
-	TooLarge:        "invalid_request_error",
-	RateLimited:     "rate_limit_error",
-	ClientClosed:    "client_closed_request",
-	UpstreamError:   "upstream_error",
-	Unavailable:     "service_unavailable",
-	UpstreamTimeout: "timeout_error",
+	Internal:         "server_error",
+	InvalidRequest:   "invalid_request_error",
+	Unauthenticated:  "authentication_error",
+	BudgetExceeded:   "budget_exceeded",
+	Forbidden:        "permission_error",
+	NotFound:         "not_found_error",
+	Conflict:         "conflict_error",
+	TooLarge:         "invalid_request_error",
+	RateLimited:      "rate_limit_error",
+	ClientClosed:     "client_closed_request",
+	UpstreamError:    "upstream_error",
+	Unavailable:      "service_unavailable",
+	UpstreamTimeout:  "timeout_error",
+	UnsupportedMedia: "invalid_request_error",
 }
 
 // Status is the HTTP status of kind k.
@@ -171,19 +174,20 @@ func (e *Error) SetHeaders(h http.Header) {
 }
 
 var names = [...]string{
-	Internal:        "Internal",
-	InvalidRequest:  "InvalidRequest",
-	Unauthenticated: "Unauthenticated",
-	BudgetExceeded:  "BudgetExceeded",
-	Forbidden:       "Forbidden",
-	NotFound:        "NotFound",
-	Conflict:        "Conflict",
-	TooLarge:        "TooLarge",
-	RateLimited:     "RateLimited",
-	ClientClosed:    "ClientClosed",
-	UpstreamError:   "UpstreamError",
-	Unavailable:     "Unavailable",
-	UpstreamTimeout: "UpstreamTimeout",
+	Internal:         "Internal",
+	InvalidRequest:   "InvalidRequest",
+	Unauthenticated:  "Unauthenticated",
+	BudgetExceeded:   "BudgetExceeded",
+	Forbidden:        "Forbidden",
+	NotFound:         "NotFound",
+	Conflict:         "Conflict",
+	TooLarge:         "TooLarge",
+	RateLimited:      "RateLimited",
+	ClientClosed:     "ClientClosed",
+	UpstreamError:    "UpstreamError",
+	Unavailable:      "Unavailable",
+	UpstreamTimeout:  "UpstreamTimeout",
+	UnsupportedMedia: "UnsupportedMedia",
 }
 
 // String is the kind's name, as the constants spell it.

@@ -18,7 +18,7 @@ func TestStatusTable(t *testing.T) {
 	}{
 		{Internal, 500}, {InvalidRequest, 400}, {Unauthenticated, 401}, {BudgetExceeded, 402},
 		{Forbidden, 403}, {NotFound, 404}, {Conflict, 409}, {TooLarge, 413}, {RateLimited, 429},
-		{ClientClosed, 499}, {UpstreamError, 502}, {Unavailable, 503}, {UpstreamTimeout, 504},
+		{ClientClosed, 499}, {UpstreamError, 502}, {Unavailable, 503}, {UpstreamTimeout, 504}, {UnsupportedMedia, 415},
 		{Kind(200), 500},
 	}
 	for _, c := range cases {
@@ -81,7 +81,7 @@ func TestKindString(t *testing.T) {
 	if got := Kind(200).String(); got != "Kind(200)" {
 		t.Errorf("Kind(200).String() = %q", got)
 	}
-	for k := Internal; k <= UpstreamTimeout; k++ {
+	for k := Internal; k <= UnsupportedMedia; k++ {
 		if k.String() == "" || strings.HasPrefix(k.String(), "Kind(") {
 			t.Errorf("kind %d has no name", k)
 		}

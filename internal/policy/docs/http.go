@@ -35,6 +35,9 @@ func Handler(jobs *Jobs, maxBytes int64) http.Handler {
 	mux.HandleFunc("POST /api/policies/generate-from-document", h.generate)
 	mux.HandleFunc("GET /api/documents/job/{job_id}/progress", h.progress)
 	mux.HandleFunc("GET /api/documents/job/{job_id}/results", h.results)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apierr.Write(w, apierr.Newf(apierr.NotFound, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+	})
 	return mux
 }
 
@@ -47,14 +50,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeStatus writes e's body with a status apierr has no kind for (415).
-func writeStatus(w http.ResponseWriter, status int, e *apierr.Error) {
-	e.SetHeaders(w.Header())
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(apierr.JSON(e))
 }
 
 func (h *handler) tooLarge() *apierr.Error {
@@ -81,7 +76,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) {
 	job, err := h.jobs.Submit(r.Context(), filename, data)
 	switch {
 	case errors.Is(err, ErrUnsupportedType):
-		writeStatus(w, http.StatusUnsupportedMediaType, apierr.Wrap(apierr.InvalidRequest, "unsupported_media_type",
+		apierr.Write(w, apierr.Wrap(apierr.UnsupportedMedia, "unsupported_media_type",
 			"unsupported file type: send a PDF, a DOCX or a UTF-8 text file", err))
 		return
 	case errors.Is(err, ErrEmpty):
