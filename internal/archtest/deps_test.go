@@ -18,7 +18,7 @@ var importRules = []importRule{
 	{"leaf packages (identity, store, llm/sse) import nothing of svc", is("internal/identity", "internal/store", "internal/llm/sse"), anyPkg, nonTest, edge{"internal/store", "internal/apierr"}},
 	{"apierr imports nothing of svc", is("internal/apierr"), anyPkg, nonTest, edge{"internal/apierr", "internal/llm"}},
 	{"the stores (store, memkv, rediskv, sqlstore) import, of svc, only store packages: the domains' SQL lives in the domains", storeImpls, not(within("internal/store")), nonTest, edge{"internal/store/sqlstore", "internal/auth"}},
-	{"the detector families (detect, pii, secrets, injection) import, of svc, only compliance/detect", is("internal/compliance/detect", "internal/compliance/pii", "internal/compliance/secrets", "internal/compliance/injection"), not(is("internal/compliance/detect")), nonTest, edge{"internal/compliance/pii", "internal/apierr"}},
+	{"the detector families (detect, pii, secrets, injection) import, of svc, only compliance/detect and compliance/portable", is("internal/compliance/detect", "internal/compliance/pii", "internal/compliance/secrets", "internal/compliance/injection", "internal/compliance/portable"), not(is("internal/compliance/detect", "internal/compliance/portable")), nonTest, edge{"internal/compliance/pii", "internal/apierr"}},
 	{"nothing imports e2e or archtest, not even tests", anyPkg, within("internal/e2e", "internal/archtest"), withTests, edge{"internal/proxy", "internal/e2e"}},
 }
 

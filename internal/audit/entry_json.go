@@ -3,7 +3,8 @@ package audit
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // MarshalJSON encodes the entry as AppendJSON does.
@@ -21,15 +22,15 @@ func (e *Entry) MarshalJSON() ([]byte, error) {
 // written null.
 func (e *Entry) AppendJSON(dst []byte) []byte {
 	b := append(dst, `{"request_id":`...)
-	b = appendString(b, e.RequestID)
+	b = llm.AppendJSONString(b, e.RequestID)
 	b = append(b, `,"timestamp":`...)
-	b = appendString(b, e.Timestamp)
+	b = llm.AppendJSONString(b, e.Timestamp)
 	b = append(b, `,"provider":`...)
-	b = appendString(b, e.Provider)
+	b = llm.AppendJSONString(b, e.Provider)
 	b = append(b, `,"model":`...)
-	b = appendString(b, e.Model)
+	b = llm.AppendJSONString(b, e.Model)
 	b = append(b, `,"model_provider":`...)
-	b = appendString(b, e.ModelProvider)
+	b = llm.AppendJSONString(b, e.ModelProvider)
 	b = append(b, `,"tokens_used":`...)
 	b = strconv.AppendInt(b, e.TokensUsed, 10)
 	b = append(b, `,"cost":`...)
@@ -39,19 +40,19 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = append(b, `,"processing_time_ms":`...)
 	b = strconv.AppendInt(b, e.ProcessingTimeMS, 10)
 	b = append(b, `,"content_type":`...)
-	b = appendString(b, e.ContentType)
+	b = llm.AppendJSONString(b, e.ContentType)
 	b = append(b, `,"user_id":`...)
-	b = appendString(b, e.UserID)
+	b = llm.AppendJSONString(b, e.UserID)
 	b = append(b, `,"conversation_id":`...)
-	b = appendString(b, e.ConversationID)
+	b = llm.AppendJSONString(b, e.ConversationID)
 	b = append(b, `,"conversation_stage":`...)
-	b = appendString(b, e.ConversationStage)
+	b = llm.AppendJSONString(b, e.ConversationStage)
 	b = append(b, `,"routing_strategy":`...)
-	b = appendString(b, e.RoutingStrategy)
+	b = llm.AppendJSONString(b, e.RoutingStrategy)
 	b = append(b, `,"routing_reason":`...)
-	b = appendString(b, e.RoutingReason)
+	b = llm.AppendJSONString(b, e.RoutingReason)
 	b = append(b, `,"compliance_status":`...)
-	b = appendString(b, e.ComplianceStatus)
+	b = llm.AppendJSONString(b, e.ComplianceStatus)
 	b = append(b, `,"compliance_violations":`...)
 	b = appendStrings(b, e.ComplianceViolations)
 
@@ -61,7 +62,7 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	if e.Metacache.Query == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, *e.Metacache.Query)
+		b = llm.AppendJSONString(b, *e.Metacache.Query)
 	}
 	b = append(b, `,"tokens_saved":`...)
 	b = strconv.AppendInt(b, e.Metacache.TokensSaved, 10)
@@ -70,7 +71,7 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 
 	c := &e.Compliance
 	b = append(b, `},"compliance":{"data_classification":`...)
-	b = appendString(b, c.DataClassification)
+	b = llm.AppendJSONString(b, c.DataClassification)
 	b = append(b, `,"compliance_score":`...)
 	if c.ComplianceScore == nil {
 		b = append(b, "null"...)
@@ -96,28 +97,28 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = append(b, `,"success":`...)
 	b = strconv.AppendBool(b, m.Success)
 	b = append(b, `,"custom_metrics":{"api_key":`...)
-	b = appendString(b, m.CustomMetrics.APIKey)
+	b = llm.AppendJSONString(b, m.CustomMetrics.APIKey)
 
 	b = append(b, `}},"status":`...)
 	b = strconv.AppendInt(b, int64(e.Status), 10)
 	b = append(b, `,"endpoint":`...)
-	b = appendString(b, e.Endpoint)
+	b = llm.AppendJSONString(b, e.Endpoint)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, e.Stream)
 	if e.KeyID != "" {
 		b = append(b, `,"key_id":`...)
-		b = appendString(b, e.KeyID)
+		b = llm.AppendJSONString(b, e.KeyID)
 	}
 	if e.UsageEstimated {
 		b = append(b, `,"usage_estimated":true`...)
 	}
 	if e.ErrorType != "" {
 		b = append(b, `,"error_type":`...)
-		b = appendString(b, e.ErrorType)
+		b = llm.AppendJSONString(b, e.ErrorType)
 	}
 	if e.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, e.Error)
+		b = llm.AppendJSONString(b, e.Error)
 	}
 	return append(b, '}')
 }
@@ -132,7 +133,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, s)
+		b = llm.AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }
@@ -157,58 +158,4 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-// appendString appends s as a JSON string escaped as encoding/json
-// escapes it by default: quote and backslash; \b, \f, \n, \r and \t; other
-// control characters and <, > and & as \u00XX; U+2028 and U+2029 as
-// \u2028 and \u2029; each byte of invalid UTF-8 as \ufffd.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -14,6 +14,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+
+	"github.com/svc-gateway/svc/internal/compliance/portable"
 )
 
 // TrainSet is one labelled set the learned component is trained on: JSON
@@ -228,7 +230,7 @@ func fitLearned(xs []example, idx []int) []float64 {
 			x := &xs[k]
 			z := logitOf(w, x)
 			lr := learnedRate / (1 + float64(learnedDecay*float64(t)))
-			g := float64(float64(lr*gw[x.group]) * (portableSigmoid(z) - x.y))
+			g := float64(float64(lr*gw[x.group]) * (portable.Sigmoid(z) - x.y))
 			decay := 1 - float64(lr*learnedL2)
 			gw1 := float64(g * invSqrt(len(x.words)))
 			for _, h := range x.words {
@@ -275,7 +277,7 @@ func fitBlend(xs []example, zc []float64, only int) [3]float64 {
 			}
 			f := [3]float64{x.zr, min(max(zc[i], -20), 20), 1}
 			z := float64(p[0]*f[0]) + float64(p[1]*f[1]) + p[2]
-			q := portableSigmoid(z)
+			q := portable.Sigmoid(z)
 			cw := gw[x.group]
 			for a := range 3 {
 				grad[a] += float64(float64(cw*(q-x.y)) * f[a])

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/compliance/portable"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
 
@@ -231,7 +232,7 @@ func signed(x float64) string {
 
 // Predict is v's risk score, 0–1, under the current weights.
 func (m *Model) Predict(v Vector) float64 {
-	return sigmoid(logit(m.cur.Load().w, v))
+	return portable.Sigmoid(logit(m.cur.Load().w, v))
 }
 
 // Score is v's risk score, 0–1, under the current weights, and the features
@@ -262,7 +263,7 @@ func (m *Model) Score(v Vector) (float64, []Contribution) {
 		n = min(n+1, k)
 	}
 	if n == 0 {
-		return sigmoid(z), nil
+		return portable.Sigmoid(z), nil
 	}
 	idx := make([]uint32, n)
 	for i := range n {
@@ -273,7 +274,7 @@ func (m *Model) Score(v Vector) (float64, []Contribution) {
 	for i := range n {
 		out[i] = Contribution{Feature: names[i], Weight: top[i].c}
 	}
-	return sigmoid(z), out
+	return portable.Sigmoid(z), out
 }
 
 // denseScale is how much of a feedback step goes to the detector features
@@ -288,7 +289,7 @@ const denseScale = 0.1
 // Every product is rounded before it is added: replicas compute the same
 // bits.
 func apply(w []float32, x Vector, y, step float64) {
-	p := sigmoid(logit(w, x))
+	p := portable.Sigmoid(logit(w, x))
 	n2 := 0.0
 	for i, idx := range x.Idx {
 		v := float64(x.Val[i])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/svc-gateway/svc/internal/compliance/portable"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
 
@@ -108,7 +109,7 @@ func (m *Model) Stats(ctx context.Context) (Stats, error) {
 		if decodeInto(&v, features) != nil {
 			continue
 		}
-		c.add(sigmoid(logit(st.w, v)) >= Threshold, label >= Threshold)
+		c.add(portable.Sigmoid(logit(st.w, v)) >= Threshold, label >= Threshold)
 	}
 	if err := rows.Err(); err != nil {
 		return Stats{}, fmt.Errorf("model: stats: %w", err)

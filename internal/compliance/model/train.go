@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/svc-gateway/svc/internal/compliance/detect"
+	"github.com/svc-gateway/svc/internal/compliance/portable"
 )
 
 // FindingsFunc returns a text's findings, for training: the real detectors
@@ -304,7 +305,7 @@ func fit(xs []example, hp hyper) []float32 {
 				y = 1
 			}
 			lr := hp.rate / (1 + float64(hp.decay*float64(t)))
-			g := float64(float64(lr*cw) * (sigmoid(z) - y))
+			g := float64(float64(lr*cw) * (portable.Sigmoid(z) - y))
 			for i, idx := range x.v.Idx {
 				w[idx] -= float64(g*float64(x.v.Val[i])) + float64(float64(lr*hp.l2)*w[idx])
 			}

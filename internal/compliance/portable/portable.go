@@ -1,28 +1,33 @@
-package injection
+// Package portable is the arithmetic the compliance models train and score
+// with so that the same data give bit-identical weights on every CPU:
+// products rounded explicitly (a conversion forbids the compiler to fuse a
+// multiply-add, which Go allows and arm64, ppc64le, s390x and amd64 v3 do)
+// and an exponential written in Go rather than math.Exp, which has assembly
+// versions per architecture. The risk model (compliance/model) and the
+// injection detector's learned component use it; it imports only the
+// standard library.
+package portable
 
 import "math"
 
-// Training arithmetic is written so that the same sets give the same
-// weights on any CPU: products are rounded explicitly (a conversion forbids
-// the compiler to fuse a multiply-add) and the exponential is the portable
-// one below rather than math.Exp, which has assembly versions per
-// architecture. (The same as package model's, which this package may not
-// import.)
+// MaxLogit bounds the logit given to sigmoid: beyond it the probability is
+// 1 or 0 to float64 precision anyway.
+const MaxLogit = 40
 
-// portableSigmoid is 1/(1+e^-z), computed with portableExp.
-func portableSigmoid(z float64) float64 {
-	z = min(max(z, -40), 40)
+// Sigmoid is 1/(1+e^-z), computed with Exp.
+func Sigmoid(z float64) float64 {
+	z = min(max(z, -MaxLogit), MaxLogit)
 	if z >= 0 {
-		return 1 / (1 + portableExp(-z))
+		return 1 / (1 + Exp(-z))
 	}
-	e := portableExp(z)
+	e := Exp(z)
 	return e / (1 + e)
 }
 
-// portableExp is e^x for |x| <= 41, the algorithm of Go's pure-Go math.exp
+// Exp is e^x for |x| <= MaxLogit, the algorithm of Go's pure-Go math.exp
 // (from FreeBSD's e_exp.c; BSD licence, The Go Authors), with every product
 // rounded before it is added.
-func portableExp(x float64) float64 {
+func Exp(x float64) float64 {
 	const (
 		ln2Hi    = 6.93147180369123816490e-01
 		ln2Lo    = 1.90821492927058770002e-10
@@ -37,10 +42,10 @@ func portableExp(x float64) float64 {
 	switch {
 	case math.IsNaN(x):
 		return x
-	case x > 41:
-		x = 41
-	case x < -41:
-		x = -41
+	case x > MaxLogit+1:
+		x = MaxLogit + 1
+	case x < -MaxLogit-1:
+		x = -MaxLogit - 1
 	case -nearZero < x && x < nearZero:
 		return 1 + x
 	}
