@@ -1,7 +1,5 @@
 package detect
 
-import "strings"
-
 // Near reports whether any of words occurs as a whole word (ASCII
 // case-insensitive) within window bytes before start or after end in text.
 // words must be lower case; a word may hold spaces ("my name is"). Detectors
@@ -17,26 +15,39 @@ func Near(text string, start, end, window int, words []string) bool {
 }
 
 // hasWord reports whether s holds one of words with a non-letter (or the
-// edge of s) on both sides.
+// edge of s) on both sides, comparing ASCII letters case-insensitively in
+// place (no lower-cased copy: Near runs for every candidate a detector
+// weighs).
 func hasWord(s string, words []string) bool {
-	if s == "" {
-		return false
-	}
-	low := strings.ToLower(s)
 	for _, w := range words {
-		for i := 0; ; {
-			j := strings.Index(low[i:], w)
-			if j < 0 {
-				break
-			}
-			at := i + j
-			if boundary(low, at-1) && boundary(low, at+len(w)) {
+		if w == "" {
+			continue
+		}
+		for at := 0; at+len(w) <= len(s); at++ {
+			if lowerASCII(s[at]) == w[0] && foldEqual(s[at:at+len(w)], w) && boundary(s, at-1) && boundary(s, at+len(w)) {
 				return true
 			}
-			i = at + 1
 		}
 	}
 	return false
+}
+
+// foldEqual reports whether s equals the lower-case w, ASCII letters of s
+// folded.
+func foldEqual(s, w string) bool {
+	for i := 0; i < len(w); i++ {
+		if lowerASCII(s[i]) != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // boundary reports whether position i of s is outside s or not an ASCII

@@ -62,3 +62,14 @@ func TestCategory(t *testing.T) {
 		}
 	}
 }
+
+func TestNearDoesNotAllocate(t *testing.T) {
+	text := "Kindly send your AWS Secret Access Key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY today"
+	words := []string{"secret access key", "aws"}
+	if n := testing.AllocsPerRun(100, func() { Near(text, 40, 80, 40, words) }); n != 0 {
+		t.Errorf("Near allocates %v times per call, want 0", n)
+	}
+	if !Near(text, 40, 80, 40, words) {
+		t.Error("Near missed the upper-case phrase")
+	}
+}

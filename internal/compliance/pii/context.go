@@ -32,8 +32,9 @@ func tokenByte(c byte) bool { return isAlnum(c) || c >= 0x80 }
 
 // near reports whether one of ws's words is within window bytes of
 // text[start:end], before or after it, as a whole word, ASCII case folded:
-// what detect.Near reports, without allocating (the window is folded into
-// a buffer on the stack, and words are looked up by token).
+// what detect.Near reports, with the words indexed by their first token (pii
+// weighs many candidates against long word lists), and nearWord says which
+// word it was.
 func near(text string, start, end, window int, ws *wordSet) bool {
 	return nearWord(text, start, end, window, ws) != ""
 }
