@@ -23,6 +23,9 @@ import (
 // role) to the texts of a prompt. wire supplies it over the policy
 // library and the compliance engine; nil: no checks, nothing added.
 type Enforcer interface {
+	// Applies reports whether p has a preset at all: without one nothing
+	// is gathered, parsed or checked.
+	Applies(ctx context.Context, p *identity.Principal) (bool, error)
 	Enforce(ctx context.Context, c EnforceCall) (Verdict, error)
 }
 
@@ -79,6 +82,15 @@ type ComplianceOptions struct {
 // exchange with findings never writes the cache.
 func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
+		if x.Chat == nil && (x.Endpoint != pipeline.NativeMessages || len(x.Body) == 0) {
+			return next(ctx, x)
+		}
+		if ok, err := p.d.Enforcer.Applies(ctx, x.Principal); err != nil || !ok {
+			if err != nil {
+				return p.complyFailed(ctx, x, next, err)
+			}
+			return next(ctx, x) // no preset: nothing to check, before or after
+		}
 		var (
 			texts []string
 			at    []textAt
@@ -86,10 +98,8 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 		switch {
 		case x.Chat != nil:
 			texts, at = promptTexts(x.Chat)
-		case x.Endpoint == pipeline.NativeMessages && len(x.Body) > 0:
-			texts, at = nativePromptTexts(x.Body)
 		default:
-			return next(ctx, x)
+			texts, at = nativePromptTexts(x.Body)
 		}
 		call := EnforceCall{Principal: x.Principal, Phase: "prompt", Texts: texts, Model: x.Model,
 			SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")}
@@ -101,7 +111,7 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 			return p.complyFailed(ctx, x, next, err)
 		}
 		if !v.Applied {
-			return next(ctx, x) // no preset: nothing to check, before or after
+			return next(ctx, x) // the preset went between Applies and Enforce
 		}
 		x.Compliance = &pipeline.Compliance{Status: "compliant", Score: v.Score, Classification: v.Classification,
 			Violations: v.Violations, Frameworks: v.Frameworks}
@@ -140,9 +150,9 @@ func (p *Proxy) comply(next pipeline.Handler) pipeline.Handler {
 	}
 }
 
-// checkAnswer runs the call and applies the caller's preset to a
-// non-streamed answer before it is sent (and before the cache could keep
-// it). Streamed answers are not checked yet.
+// checkAnswer runs the call and applies the caller's preset to its answer:
+// a non-streamed one before it is sent (and before the cache could keep
+// it), a streamed one as it passes (checkStream).
 func (p *Proxy) checkAnswer(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler) (*pipeline.Response, error) {
 	resp, err := next(ctx, x)
 	return p.answer(ctx, x, resp, err)
@@ -154,10 +164,17 @@ func (p *Proxy) checkAnswer(ctx context.Context, x *pipeline.Exchange, next pipe
 func (p *Proxy) complyHit(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, x *pipeline.Exchange) (*pipeline.Response, error) {
 		resp, err := next(ctx, x)
-		if x.Cache == nil || x.Chat == nil {
+		if err != nil || x.Cache == nil || x.Chat == nil {
 			return resp, err
 		}
-		return p.answer(ctx, x, resp, err)
+		if ok, aerr := p.d.Enforcer.Applies(ctx, x.Principal); aerr != nil || !ok {
+			if aerr != nil && !p.failOpen(aerr) {
+				x.DoNotStore = "unchecked"
+				return nil, p.checkError(aerr)
+			}
+			return resp, nil
+		}
+		return p.answer(ctx, x, resp, nil)
 	}
 }
 
@@ -181,41 +198,21 @@ func (p *Proxy) answer(ctx context.Context, x *pipeline.Exchange, resp *pipeline
 	v, err := p.enforce(ctx, EnforceCall{Principal: x.Principal, Phase: "answer", Texts: texts, Provider: x.Provider,
 		Model: x.UpstreamModel, SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")})
 	if err != nil {
-		policy := errors.Is(err, ErrPolicyUnavailable)
-		if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
-			x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
-			x.DoNotStore = "unchecked"
-			return resp, nil
-		}
 		x.DoNotStore = "unchecked"
-		return nil, apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the answer's compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
+		if !p.failOpen(err) {
+			return nil, p.checkError(err)
+		}
+		x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
+		return resp, nil
 	}
 	if !v.Applied {
 		return resp, nil
 	}
-	c := x.Compliance
-	if c == nil {
-		c = &pipeline.Compliance{Status: "compliant", Score: 1, Classification: v.Classification}
-		x.Compliance = c
-	}
-	c.Score = min(c.Score, v.Score)
-	for _, s := range v.Violations {
-		c.Violations = append(c.Violations, "answer: "+s)
-	}
-	for _, f := range v.Frameworks {
-		if !slices.Contains(c.Frameworks, f) {
-			c.Frameworks = append(c.Frameworks, f)
-		}
-	}
+	c, blocked := answerVerdict(x, v)
 	x.Header.Set("x-svc-compliance-score", strconv.FormatFloat(c.Score, 'f', 3, 64))
-	if len(v.Violations) > 0 {
-		x.DoNotStore = "compliance"
-	}
 	switch v.Action {
 	case "block":
-		c.Status, c.Policy, c.Classification, x.DoNotStore = "blocked", v.Policy, "restricted", "blocked"
-		return nil, &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
-			Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
+		return nil, blocked
 	case "redact":
 		redact := redactAnswer
 		if native {
@@ -229,12 +226,47 @@ func (p *Proxy) answer(ctx context.Context, x *pipeline.Exchange, resp *pipeline
 		c.Status, c.Classification = "redacted", "restricted"
 		c.Redacted = append(c.Redacted, v.RedactedTypes...)
 		x.Header.Set("x-svc-redacted", strings.Join(c.Redacted, ","))
-	case "flag":
+	}
+	return resp, nil
+}
+
+// answerVerdict adds an answer's verdict to the exchange's compliance
+// outcome (made on the first answer check when the prompt had none): the
+// lower score, the violations marked "answer: ", the frameworks, the cache
+// kept out on findings, "flagged" for a flag or a redaction (a non-streamed
+// redaction sets "redacted" after). For a block it records it and returns
+// the 403 to answer.
+func answerVerdict(x *pipeline.Exchange, v Verdict) (*pipeline.Compliance, error) {
+	c := x.Compliance
+	if c == nil {
+		c = &pipeline.Compliance{Status: "compliant", Score: 1, Classification: v.Classification}
+		x.Compliance = c
+	}
+	c.Score = min(c.Score, v.Score)
+	for _, s := range v.Violations {
+		if s = "answer: " + s; !slices.Contains(c.Violations, s) {
+			c.Violations = append(c.Violations, s)
+		}
+	}
+	for _, f := range v.Frameworks {
+		if !slices.Contains(c.Frameworks, f) {
+			c.Frameworks = append(c.Frameworks, f)
+		}
+	}
+	if len(v.Violations) > 0 {
+		x.DoNotStore = "compliance"
+	}
+	switch v.Action {
+	case "block":
+		c.Status, c.Policy, c.Classification, x.DoNotStore = "blocked", v.Policy, "restricted", "blocked"
+		return c, &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
+			Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
+	case "redact", "flag":
 		if c.Status == "compliant" {
 			c.Status = "flagged"
 		}
 	}
-	return resp, nil
+	return c, nil
 }
 
 // answerTexts are the string contents of an OpenAI chat completion's
@@ -301,17 +333,31 @@ func (p *Proxy) enforce(ctx context.Context, c EnforceCall) (Verdict, error) {
 // complyFailed applies the fail-open settings to a failed check: through,
 // marked unchecked, or 503 naming the cause.
 func (p *Proxy) complyFailed(ctx context.Context, x *pipeline.Exchange, next pipeline.Handler, err error) (*pipeline.Response, error) {
-	policy := errors.Is(err, ErrPolicyUnavailable)
-	if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
-		p.d.Log.Warn("policy check failed; let through (fail-open)", "request_id", x.ID, "err", err)
-		x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
-		x.DoNotStore = "unchecked"
-		return next(ctx, x)
+	if !p.failOpen(err) {
+		return nil, p.checkError(err)
 	}
-	if policy {
-		return nil, apierr.Wrap(apierr.Unavailable, "policy_unavailable", "the caller's policies could not be read (POLICY_FAIL_OPEN is off)", err)
+	p.d.Log.Warn("policy check failed; let through (fail-open)", "request_id", x.ID, "err", err)
+	x.Compliance = &pipeline.Compliance{Status: "unchecked_fail_open"}
+	x.DoNotStore = "unchecked"
+	return next(ctx, x)
+}
+
+// failOpen reports whether a failed check lets the exchange through:
+// POLICY_FAIL_OPEN for the caller's policies, COMPLIANCE_FAIL_OPEN for the
+// check itself (the spec's rule 7).
+func (p *Proxy) failOpen(err error) bool {
+	if errors.Is(err, ErrPolicyUnavailable) {
+		return p.d.Compliance.PolicyFailOpen
 	}
-	return nil, apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
+	return p.d.Compliance.FailOpen
+}
+
+// checkError is the 503 of a failed check that does not fail open.
+func (p *Proxy) checkError(err error) error {
+	if errors.Is(err, ErrPolicyUnavailable) {
+		return apierr.Wrap(apierr.Unavailable, "policy_unavailable", "the caller's policies could not be read (POLICY_FAIL_OPEN is off)", err)
+	}
+	return apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
 }
 
 // textAt locates one checked text: a message's string content (part -1)
@@ -402,87 +448,37 @@ func sourceIP(x *pipeline.Exchange) netip.Addr {
 // SSN) — the detectors need the whole value to see it. A redaction cannot
 // take back what was sent: in a stream it is recorded as a flag. Cost: one
 // check of at most streamWindow bytes per event, for callers with a preset.
-const (
-	streamCheckEvery = 1
-	streamWindow     = 512
-)
+const streamWindow = 512
 
 // checkStream wraps an OpenAI chat stream with the answer check.
 func (p *Proxy) checkStream(ctx context.Context, x *pipeline.Exchange, s llm.Stream) llm.Stream {
-	var (
-		text    []byte // the answer so far, the last streamWindow bytes
-		pending int    // bytes of text not yet checked
-		blocked bool
-	)
-	check := func() error {
-		pending = 0
-		v, err := p.enforce(ctx, EnforceCall{Principal: x.Principal, Phase: "answer", Texts: []string{string(text)},
-			Provider: x.Provider, Model: x.UpstreamModel, SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")})
-		if err != nil {
-			policy := errors.Is(err, ErrPolicyUnavailable)
-			if policy && p.d.Compliance.PolicyFailOpen || !policy && p.d.Compliance.FailOpen {
-				return nil
-			}
-			return apierr.Wrap(apierr.Unavailable, "compliance_unavailable", "the answer's compliance check failed (COMPLIANCE_FAIL_OPEN is off)", err)
-		}
-		if !v.Applied {
-			return nil
-		}
-		c := x.Compliance
-		if c == nil {
-			c = &pipeline.Compliance{Status: "compliant", Score: 1, Classification: v.Classification}
-			x.Compliance = c
-		}
-		c.Score = min(c.Score, v.Score)
-		for _, s := range v.Violations {
-			if !slices.Contains(c.Violations, "answer: "+s) {
-				c.Violations = append(c.Violations, "answer: "+s)
-			}
-		}
-		if len(v.Violations) > 0 {
-			x.DoNotStore = "compliance"
-		}
-		switch v.Action {
-		case "block":
-			blocked = true
-			c.Status, c.Policy, c.Classification, x.DoNotStore = "blocked", v.Policy, "restricted", "blocked"
-			return &apierr.Error{Kind: apierr.Forbidden, Code: "policy_violation",
-				Message: fmt.Sprintf("answer blocked by compliance policy %q", v.Policy)}
-		case "redact", "flag":
-			if c.Status == "compliant" {
-				c.Status = "flagged"
-			}
-		}
-		return nil
+	var text []byte // the answer's last streamWindow bytes
+	delta := chunkText
+	if x.Endpoint == pipeline.NativeMessages {
+		delta = nativeDeltaText
 	}
 	return pipeline.Rewrite(s, func(ev sse.Event) (sse.Event, error) {
-		if blocked {
-			return ev, pipeline.ErrDrop
-		}
-		if string(ev.Data) == "[DONE]" || ev.Event == "message_stop" {
-			if pending > 0 {
-				if err := check(); err != nil {
-					return ev, err
-				}
-			}
+		d := delta(ev.Data)
+		if d == "" {
 			return ev, nil
 		}
-		delta := chunkText(ev.Data)
-		if x.Endpoint == pipeline.NativeMessages {
-			delta = nativeDeltaText(ev.Data)
-		}
-		if delta == "" {
-			return ev, nil
-		}
-		text = append(text, delta...)
+		text = append(text, d...)
 		if len(text) > streamWindow {
 			text = append(text[:0], text[len(text)-streamWindow:]...)
 		}
-		pending += len(delta)
-		if pending >= streamCheckEvery {
-			if err := check(); err != nil {
-				return ev, err
-			}
+		v, err := p.enforce(ctx, EnforceCall{Principal: x.Principal, Phase: "answer", Texts: []string{string(text)},
+			Provider: x.Provider, Model: x.UpstreamModel, SourceIP: sourceIP(x), Application: x.Inbound.Header.Get("x-svc-application")})
+		switch {
+		case err != nil && p.failOpen(err):
+			return ev, nil
+		case err != nil:
+			return ev, p.checkError(err)
+		case !v.Applied:
+			return ev, nil
+		}
+		_, blocked := answerVerdict(x, v)
+		if blocked != nil {
+			return ev, blocked // Rewrite ends the stream: nothing after it is read
 		}
 		return ev, nil
 	})

@@ -48,6 +48,15 @@ const presetTTL = 2 * time.Second
 
 var _ proxy.Enforcer = (*enforcer)(nil)
 
+// Applies implements proxy.Enforcer: whether p has a preset or a family.
+func (e *enforcer) Applies(ctx context.Context, p *identity.Principal) (bool, error) {
+	r, err := e.policies(ctx, p)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", proxy.ErrPolicyUnavailable, err)
+	}
+	return r.family != nil || r.policies != nil, nil
+}
+
 // Enforce implements proxy.Enforcer.
 func (e *enforcer) Enforce(ctx context.Context, c proxy.EnforceCall) (proxy.Verdict, error) {
 	r, err := e.policies(ctx, c.Principal)
