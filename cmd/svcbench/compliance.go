@@ -19,7 +19,6 @@ import (
 
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/compliance"
-	"github.com/svc-gateway/svc/internal/compliance/detect"
 	"github.com/svc-gateway/svc/internal/compliance/httpapi"
 	"github.com/svc-gateway/svc/internal/compliance/model"
 	"github.com/svc-gateway/svc/internal/compliance/quality"
@@ -141,10 +140,7 @@ func benchCompliance(ctx context.Context, o complianceOptions) (*complianceRepor
 	go func() { _ = recs.Run(rctx) }()
 	rep.Component, err = loadComponent(ctx, o, prompts, httpapi.New(httpapi.Deps{
 		Auth: auth.AdminKey("bench"), Engine: eng, Records: recs, Learner: learner,
-		Features: func(text string, fs []detect.Finding) []byte {
-			b, _ := model.Encode(model.Featurize(text, fs))
-			return b
-		},
+		Features: compliance.Features,
 	}))
 	return rep, err
 }

@@ -132,8 +132,8 @@ func measure(byHour map[int64]map[string]int64, bStart, wStart, end time.Time) (
 		// flat baseline from flagging one extra scan.
 		se := math.Max(sd/math.Sqrt(n), math.Sqrt(math.Max(mean, 1)/n))
 		z := (cur - mean) / se
-		out = append(out, Measure{Metric: m, BaselineMean: round3(mean), BaselineStddev: round3(sd),
-			Current: round3(cur), Z: round3(z), Deviation: sufficient && math.Abs(z) >= DeviationZ})
+		out = append(out, Measure{Metric: m, BaselineMean: Round3(mean), BaselineStddev: Round3(sd),
+			Current: Round3(cur), Z: Round3(z), Deviation: sufficient && math.Abs(z) >= DeviationZ})
 	}
 	return hours, out, sufficient
 }

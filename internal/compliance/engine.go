@@ -114,7 +114,7 @@ func (e *Engine) Judge(text string, fs []detect.Finding, p *Policy) Result {
 		if f.Type.Category() != detect.CategoryInjection {
 			redact = true
 			res.PIIDetected = append(res.PIIDetected, Entity{
-				Type: string(f.Type), Start: span.Start, End: span.End, Score: round3(f.Score),
+				Type: string(f.Type), Start: span.Start, End: span.End, Score: Round3(f.Score),
 				Masked: Mask(f.Type, text[f.Start:f.End]),
 			})
 		}
@@ -123,7 +123,7 @@ func (e *Engine) Judge(text string, fs []detect.Finding, p *Policy) Result {
 		}
 		res.Violations = append(res.Violations, Violation{
 			Type: strings.ToLower(string(f.Type)), Severity: r.Severity.String(),
-			Message: message(f, r), Span: span, Score: round3(f.Score), Action: r.Action.String(),
+			Message: message(f, r), Span: span, Score: Round3(f.Score), Action: r.Action.String(),
 		})
 		res.ComplianceScore *= 1 - r.Severity.weight()*f.Score
 		res.Action = max(res.Action, r.Action)
@@ -133,7 +133,7 @@ func (e *Engine) Judge(text string, fs []detect.Finding, p *Policy) Result {
 	if worst > 0 {
 		res.Level = worst
 	}
-	res.ComplianceScore = round3(res.ComplianceScore)
+	res.ComplianceScore = Round3(res.ComplianceScore)
 	res.RiskLevel, res.RecommendedAction = res.Level.String(), res.Action.String()
 	if redact {
 		s := detect.Redact(text, fs)
@@ -171,7 +171,7 @@ func (e *Engine) Redact(text string) Redacted {
 			continue
 		}
 		out.Entities = append(out.Entities, Entity{
-			Type: string(f.Type), Start: pos.at(f.Start), End: pos.at(f.End), Score: round3(f.Score),
+			Type: string(f.Type), Start: pos.at(f.Start), End: pos.at(f.End), Score: Round3(f.Score),
 			Masked: Mask(f.Type, text[f.Start:f.End]),
 		})
 	}
@@ -198,7 +198,8 @@ func (p *runePos) at(b int) int {
 	return p.cps
 }
 
-func round3(f float64) float64 {
+// Round3 rounds a score to three decimals, as every answer shows it.
+func Round3(f float64) float64 {
 	return float64(int64(f*1000+0.5)) / 1000
 }
 

@@ -88,15 +88,22 @@ func (l *Learner) Scan(text, context string) Intelligent {
 	v := model.Featurize(scored, scoredFs)
 	p, contribs := l.model.Score(v)
 	level, act := LevelOf(p)
-	out := Intelligent{RiskScore: round3(p), RiskLevel: level.String(), RecommendedAction: act.String(),
+	out := Intelligent{RiskScore: Round3(p), RiskLevel: level.String(), RecommendedAction: act.String(),
 		Violations: judged.Violations, Level: level, Action: act, Findings: fs, ModelVersion: l.model.Version(),
 		Factors: make([]Factor, 0, len(contribs))}
 	for _, c := range contribs {
-		out.Factors = append(out.Factors, Factor{Feature: c.Feature, Weight: round3(c.Weight)})
+		out.Factors = append(out.Factors, Factor{Feature: c.Feature, Weight: Round3(c.Weight)})
 	}
 	out.Explanation = explain(out, contribs)
 	out.Features, _ = model.Encode(v)
 	return out
+}
+
+// Features are text's features as a scan record keeps them (model.Encode
+// of model.Featurize): what feedback teaches the model with, never the text.
+func Features(text string, fs []detect.Finding) []byte {
+	b, _ := model.Encode(model.Featurize(text, fs))
+	return b
 }
 
 func shift(fs []detect.Finding, by int) []detect.Finding {

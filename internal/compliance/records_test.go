@@ -3,6 +3,7 @@ package compliance
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestBaseline(t *testing.T) {
 		i := 0
 		for h := start; h.Before(now.Truncate(time.Hour).Add(-time.Hour)); h = h.Add(time.Hour) {
 			for k := 0; k < 10; k++ {
-				rec := ScanRecord{ScanID: "s" + itoa(i), OrgID: "acme", At: h.Add(time.Duration(k) * time.Minute), Level: Low, Action: Allow}
+				rec := ScanRecord{ScanID: "s" + strconv.Itoa(i), OrgID: "acme", At: h.Add(time.Duration(k) * time.Minute), Level: Low, Action: Allow}
 				if k == 0 && h.Hour()%2 == 0 {
 					rec.Types, rec.Level, rec.Action = []string{"ssn"}, High, Flag
 				}
@@ -72,7 +73,7 @@ func TestBaseline(t *testing.T) {
 		// The last complete hour: 60 scans, 30 of them with an SSN.
 		last := now.Truncate(time.Hour).Add(-time.Hour)
 		for k := 0; k < 60; k++ {
-			rec := ScanRecord{ScanID: "w" + itoa(k), OrgID: "acme", At: last.Add(time.Duration(k) * time.Second), Level: Low}
+			rec := ScanRecord{ScanID: "w" + strconv.Itoa(k), OrgID: "acme", At: last.Add(time.Duration(k) * time.Second), Level: Low}
 			if k%2 == 0 {
 				rec.Types, rec.Level, rec.Action = []string{"ssn"}, High, Flag
 			}
@@ -111,15 +112,4 @@ func TestBaseline(t *testing.T) {
 			t.Errorf("globex sufficient, flagged = %v, %v; want neither", q.Sufficient, q.DeviationFlagged)
 		}
 	})
-}
-
-func itoa(i int) string {
-	b := []byte{}
-	for {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		i /= 10
-		if i == 0 {
-			return string(b)
-		}
-	}
 }

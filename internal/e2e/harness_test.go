@@ -120,12 +120,19 @@ func (g *gateway) client(key string) openai.Client {
 // admin sends a management request and decodes the JSON answer into out.
 func (g *gateway) admin(method, path string, body any, out any) int {
 	g.t.Helper()
+	return g.request(g.mgmt, method, path, body, out)
+}
+
+// request sends a JSON request with the admin key to one of the process's
+// components (base) and decodes the JSON answer into out.
+func (g *gateway) request(base, method, path string, body any, out any) int {
+	g.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, g.mgmt+path, rd)
+	req, _ := http.NewRequest(method, base+path, rd)
 	req.Header.Set("Authorization", "Bearer "+adminKey)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,26 +18,7 @@ import (
 // policyCall sends a request to the policy library with the admin key.
 func (g *gateway) policyCall(method, path string, body any, out any) int {
 	g.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, g.policy+path, rd)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil && len(b) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			g.t.Fatalf("%s %s: %q: %v", method, path, b, err)
-		}
-	}
-	return resp.StatusCode
+	return g.request(g.policy, method, path, body, out)
 }
 
 // hipaaLikePreset creates three policies (block SSNs, redact e-mail

@@ -1,7 +1,9 @@
 // Package jsonbody decodes JSON request bodies into Go values and turns every
 // decoding failure into an apierr InvalidRequest that names the offending
 // field, so callers get a clear 400 rather than a Go error string; and
-// query parameters the same way (QueryInt).
+// query parameters the same way (QueryInt). Read (a bounded request body,
+// 413 past the bound) and Write (a JSON answer) are the HTTP surfaces' one
+// way to take and give JSON.
 //
 // Decoding is strict in the ways that matter for a gateway: object member
 // names match case-sensitively and a name may not appear twice, so svc reads

@@ -10,8 +10,6 @@ package mgmt
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -25,6 +23,7 @@ import (
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/health"
+	"github.com/svc-gateway/svc/internal/jsonbody"
 	"github.com/svc-gateway/svc/internal/keyvault"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/route"
@@ -193,29 +192,11 @@ func validURL(h http.Handler) handler {
 func bad(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 
 // readJSON decodes the bounded body into v, rejecting unknown fields.
-func readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return apierr.Wrap(apierr.InvalidRequest, "body_read_failed", "could not read the request body", err)
-	}
-	if len(b) > maxBody {
-		return apierr.Newf(apierr.TooLarge, "request_too_large", "request body exceeds %d bytes", maxBody)
-	}
-	return decodeBody(b, v)
-}
+func readJSON(r *http.Request, v any) error { return jsonbody.Read(r, maxBody, v, true) }
 
 // writeJSON answers v with status; an encoding failure is returned (and
 // nothing written).
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	return nil
-}
+func writeJSON(w http.ResponseWriter, status int, v any) error { return jsonbody.Write(w, status, v) }
 
 func ctxTimeout(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), 10*time.Second)

@@ -4,7 +4,6 @@ import (
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/compliance"
-	"github.com/svc-gateway/svc/internal/compliance/detect"
 	"github.com/svc-gateway/svc/internal/compliance/httpapi"
 	"github.com/svc-gateway/svc/internal/compliance/model"
 	"github.com/svc-gateway/svc/internal/config"
@@ -81,11 +80,8 @@ func newCompliance(s *System) (*app.Service, error) {
 	}
 	api := httpapi.New(httpapi.Deps{
 		Auth: auth.Chain{auth.AdminKey(admin), keys}, Engine: c.Engine, Records: c.Records, Learner: c.Learner,
-		Features: func(text string, fs []detect.Finding) []byte {
-			b, _ := model.Encode(model.Featurize(text, fs))
-			return b
-		},
-		Metrics: httpapi.NewMetrics(s.Metrics().Registry), Process: s.Metrics(), Probes: probes, Log: s.Log,
+		Features: compliance.Features,
+		Metrics:  httpapi.NewMetrics(s.Metrics().Registry), Process: s.Metrics(), Probes: probes, Log: s.Log,
 	})
 	srv, err := s.serve(config.Compliance, api)
 	if err != nil {

@@ -13,11 +13,8 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 	"unicode"
 
@@ -142,27 +139,9 @@ func (a *API) authenticate(r *http.Request, admin bool) (*identity.Principal, er
 
 // readJSON decodes the bounded body into v (unknown members are
 // ignored: clients send the spec's optional fields and their own).
-func readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return apierr.Wrap(apierr.InvalidRequest, "body_read_failed", "could not read the request body", err)
-	}
-	if len(b) > maxBody {
-		return apierr.Newf(apierr.TooLarge, "request_too_large", "request body exceeds %d bytes", maxBody)
-	}
-	return jsonbody.Decode(b, v, false)
-}
+func readJSON(r *http.Request, v any) error { return jsonbody.Read(r, maxBody, v, false) }
 
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	return nil
-}
+func writeJSON(w http.ResponseWriter, status int, v any) error { return jsonbody.Write(w, status, v) }
 
 // content checks a body's content: present, at most MaxContent bytes.
 // (Invalid UTF-8 was refused by the decoder.)
@@ -212,5 +191,3 @@ func callerOf(ctx context.Context) string {
 	}
 	return ""
 }
-
-func lower(s string) string { return strings.ToLower(s) }

@@ -133,8 +133,8 @@ func (a *API) feedback(w http.ResponseWriter, r *http.Request) error {
 	}
 	label, _ := f.Label()
 	ans := feedbackAnswer{Success: true, ScanID: f.ScanID, Label: map[bool]string{true: "risky", false: "clean"}[label >= 0.5],
-		Holdout: applied.Holdout, Influence: round3(applied.Influence), ScoreBefore: round3(applied.Before),
-		ScoreAfter: round3(applied.After), ModelVersion: applied.Version}
+		Holdout: applied.Holdout, Influence: compliance.Round3(applied.Influence), ScoreBefore: compliance.Round3(applied.Before),
+		ScoreAfter: compliance.Round3(applied.After), ModelVersion: applied.Version}
 	switch {
 	case applied.Holdout:
 		ans.Message = "recorded for evaluation (this scan is in the holdout share, never trained on)"
@@ -201,7 +201,7 @@ func (a *API) learningStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{
 		"user_id": user, "feedback_count": st.Feedback, "false_positives": st.FalsePositives,
-		"false_positive_rate": round3(st.FalsePositiveRate), "last_update": timeOrNil(st.LastUpdate),
+		"false_positive_rate": compliance.Round3(st.FalsePositiveRate), "last_update": timeOrNil(st.LastUpdate),
 	})
 }
 
@@ -219,11 +219,11 @@ func (a *API) learningSummary(w http.ResponseWriter, r *http.Request) error {
 	orgs := make([]map[string]any, 0, len(s.Orgs))
 	for _, o := range s.Orgs {
 		orgs = append(orgs, map[string]any{"org_id": o.OrgID, "feedback_count": o.Feedback, "users": o.Users,
-			"false_positives": o.FalsePositives, "false_positive_rate": round3(o.FalsePositiveRate), "last_update": timeOrNil(o.LastUpdate)})
+			"false_positives": o.FalsePositives, "false_positive_rate": compliance.Round3(o.FalsePositiveRate), "last_update": timeOrNil(o.LastUpdate)})
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{
 		"total_feedback": s.Feedback, "users": s.Users, "false_positives": s.FalsePositives,
-		"false_positive_rate": round3(s.FalsePositiveRate), "last_update": timeOrNil(s.LastUpdate),
+		"false_positive_rate": compliance.Round3(s.FalsePositiveRate), "last_update": timeOrNil(s.LastUpdate),
 		"model_version": s.Version, "model_updated_at": timeOrNil(s.UpdatedAt), "organizations": orgs,
 	})
 }
@@ -241,8 +241,8 @@ func (a *API) mlStats(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{
 		"model_version": s.Version, "updated_at": timeOrNil(s.UpdatedAt),
-		"accuracy": round3(s.Builtin.Accuracy), "precision": round3(s.Builtin.Precision),
-		"recall": round3(s.Builtin.Recall), "f1": round3(s.Builtin.F1),
+		"accuracy": compliance.Round3(s.Builtin.Accuracy), "precision": compliance.Round3(s.Builtin.Precision),
+		"recall": compliance.Round3(s.Builtin.Recall), "f1": compliance.Round3(s.Builtin.F1),
 		"builtin_heldout":  metricsJSON(s.Builtin),
 		"feedback_holdout": metricsJSON(s.Feedback),
 		"training_data": map[string]any{"rows": s.TrainingRows, "risky": s.TrainingRisky, "heldout_rows": s.HeldoutRows,
@@ -262,8 +262,8 @@ func (a *API) intelligentHealth(w http.ResponseWriter, r *http.Request) error {
 }
 
 func metricsJSON(m model.Metrics) map[string]any {
-	return map[string]any{"rows": m.N, "accuracy": round3(m.Accuracy), "precision": round3(m.Precision),
-		"recall": round3(m.Recall), "f1": round3(m.F1), "tp": m.TP, "fp": m.FP, "tn": m.TN, "fn": m.FN}
+	return map[string]any{"rows": m.N, "accuracy": compliance.Round3(m.Accuracy), "precision": compliance.Round3(m.Precision),
+		"recall": compliance.Round3(m.Recall), "f1": compliance.Round3(m.F1), "tp": m.TP, "fp": m.FP, "tn": m.TN, "fn": m.FN}
 }
 
 func timeOrNil(t time.Time) any {
@@ -272,5 +272,3 @@ func timeOrNil(t time.Time) any {
 	}
 	return t.UTC()
 }
-
-func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func (a *API) scan(w http.ResponseWriter, r *http.Request) error {
 	if name == "" {
 		name = compliance.DefaultPolicy
 	}
-	p, ok := compliance.Policies[lower(name)]
+	p, ok := compliance.Policies[strings.ToLower(name)]
 	if !ok {
 		return apierr.BadParam("policy", "unknown policy %q; known: %s", name, strings.Join(compliance.PolicyNames(), ", "))
 	}
@@ -110,20 +111,11 @@ func checkIDs(user, org string) error {
 func violationTypes(vs []compliance.Violation) []string {
 	var out []string
 	for _, v := range vs {
-		if !contains(out, v.Type) {
+		if !slices.Contains(out, v.Type) {
 			out = append(out, v.Type)
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // observe counts a scan in the metrics.

@@ -2,13 +2,13 @@ package docs
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/jsonbody"
 	"github.com/svc-gateway/svc/internal/store"
 )
 
@@ -44,12 +44,6 @@ func Handler(jobs *Jobs, maxBytes int64) http.Handler {
 type handler struct {
 	jobs *Jobs
 	max  int64
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func (h *handler) tooLarge() *apierr.Error {
@@ -89,7 +83,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{
+	_ = jsonbody.Write(w, http.StatusAccepted, map[string]any{
 		"success": true,
 		"job_id":  job.ID,
 		"message": "document accepted; follow /api/documents/job/" + job.ID + "/progress",
@@ -162,7 +156,7 @@ func (h *handler) progress(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, notFoundOr(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "job": job})
+	_ = jsonbody.Write(w, http.StatusOK, map[string]any{"success": true, "job": job})
 }
 
 func (h *handler) results(w http.ResponseWriter, r *http.Request) {
@@ -186,5 +180,5 @@ func (h *handler) results(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, notFoundOr(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	_ = jsonbody.Write(w, http.StatusOK, res)
 }

@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -162,27 +160,9 @@ func (a *API) admin(r *http.Request) error {
 // readJSON decodes the bounded body into v, strictly: a member v does not
 // declare is a 400 naming it (the read-only fields of an answer are
 // declared, so an answer may be sent back as it came).
-func readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return apierr.Wrap(apierr.InvalidRequest, "body_read_failed", "could not read the request body", err)
-	}
-	if len(b) > maxBody {
-		return apierr.Newf(apierr.TooLarge, "request_too_large", "request body exceeds %d bytes", maxBody)
-	}
-	return jsonbody.Decode(b, v, true)
-}
+func readJSON(r *http.Request, v any) error { return jsonbody.Read(r, maxBody, v, true) }
 
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	return nil
-}
+func writeJSON(w http.ResponseWriter, status int, v any) error { return jsonbody.Write(w, status, v) }
 
 // list writes the list envelope the management API uses.
 func list[T any](w http.ResponseWriter, data []T) error {
