@@ -23,13 +23,16 @@ func Resolve(findings []Finding, n int) []Finding {
 			values = append(values, f)
 		}
 	}
-	out := settle(values)
-	return mergeSorted(out, settle(inj))
+	out := Settle(values)
+	return mergeSorted(out, Settle(inj))
 }
 
-// settle keeps, greedily by rank, the findings that overlap none kept
-// before; the result is sorted by Start.
-func settle(fs []Finding) []Finding {
+// Settle keeps, greedily by rank (higher score, then longer, then
+// earlier), the findings that overlap none kept before, reusing fs's
+// array; the result is sorted by Start. A detector uses it to drop its own
+// duplicates (several rules on one secret); Resolve settles the families'
+// findings together.
+func Settle(fs []Finding) []Finding {
 	if len(fs) < 2 {
 		return fs
 	}
@@ -45,7 +48,7 @@ func settle(fs []Finding) []Finding {
 		}
 		return a.Start - b.Start
 	})
-	kept := fs[:0:0]
+	kept := fs[:0]
 	for _, f := range fs {
 		overlaps := false
 		for _, k := range kept {

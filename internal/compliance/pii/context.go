@@ -102,23 +102,8 @@ func (ws *wordSet) next(low []byte, from int) (string, int) {
 // find returns the first of ws's words that low holds with no ASCII
 // letter or digit right before or after it, "" if none.
 func (ws *wordSet) find(low []byte) string {
-	for i := 0; i < len(low); {
-		if !tokenByte(low[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(low) && tokenByte(low[j]) {
-			j++
-		}
-		if i == 0 || !isAlnum(low[i-1]) {
-			for _, w := range ws.first[string(low[i:j])] {
-				if len(w) <= len(low)-i && string(low[i:i+len(w)]) == w && (i+len(w) == len(low) || !isAlnum(low[i+len(w)])) {
-					return w
-				}
-			}
-		}
-		i = j
+	if w, _ := ws.next(low, 0); w != "" {
+		return w
 	}
 	for _, w := range ws.odd {
 		for k := 0; k+len(w) <= len(low); k++ {

@@ -240,7 +240,7 @@ func (d *Detector) Detect(text string, dst []detect.Finding) []detect.Finding {
 	}
 	e.runRules(sc, text, false)
 	e.runNative(sc, text)
-	sc.settle()
+	sc.found = detect.Settle(sc.found)
 	return append(dst, sc.found...)
 }
 
@@ -498,39 +498,3 @@ func genericType(name []byte) detect.Type {
 	return detect.Secret
 }
 
-// settle drops, of overlapping findings, all but the best (higher score,
-// then longer, then earlier), as detect.Resolve would, so duplicates of one
-// secret by several rules do not leave the detector.
-func (sc *scratch) settle() {
-	f := sc.found
-	if len(f) < 2 {
-		return
-	}
-	slices.SortStableFunc(f, func(a, b detect.Finding) int {
-		switch {
-		case a.Score != b.Score:
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		case a.End-a.Start != b.End-b.Start:
-			return (b.End - b.Start) - (a.End - a.Start)
-		}
-		return a.Start - b.Start
-	})
-	kept := f[:0]
-	for _, x := range f {
-		ok := true
-		for _, k := range kept {
-			if x.Start < k.End && k.Start < x.End {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			kept = append(kept, x)
-		}
-	}
-	slices.SortFunc(kept, func(a, b detect.Finding) int { return a.Start - b.Start })
-	sc.found = kept
-}
