@@ -59,7 +59,8 @@ type countKey struct {
 }
 
 // maxPending bounds the records waiting for the database: past it the
-// oldest are dropped (and counted) while the database is away.
+// oldest are dropped (and the number logged at the next flush) while the
+// database is away.
 const maxPending = 50_000
 
 // RecordsOptions tune Records; zero values take the defaults.
@@ -116,13 +117,6 @@ func (r *Records) count(org string, hour int64, metric string) {
 	r.counts[countKey{org, hour, metric}]++
 }
 
-// Dropped is the number of records and counts dropped because the queue
-// was full.
-func (r *Records) Dropped() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.dropped
-}
 
 // Run flushes every interval and purges hourly until ctx ends, then
 // flushes once more.
@@ -157,9 +151,12 @@ func (r *Records) Run(ctx context.Context) error {
 // failure they stay queued.
 func (r *Records) Flush(ctx context.Context) error {
 	r.mu.Lock()
-	recs, counts := r.pending, r.counts
-	r.pending, r.counts = nil, map[countKey]int64{}
+	recs, counts, dropped := r.pending, r.counts, r.dropped
+	r.pending, r.counts, r.dropped = nil, map[countKey]int64{}, 0
 	r.mu.Unlock()
+	if dropped > 0 {
+		r.log.Warn("compliance records: the queue was full while the database was away; records and baseline counts dropped", "dropped", dropped)
+	}
 	if len(recs) == 0 && len(counts) == 0 {
 		return nil
 	}

@@ -62,7 +62,7 @@ func (s *System) Enforcer() (*enforcer, error) {
 			return nil, err
 		}
 		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), eng: eng, keys: keys,
-			def: s.Config.DefaultPreset, cache: map[string]resolved{}}
+			def: s.Config.DefaultPreset, cache: map[callerKey]resolved{}}
 		s.runs("policy-stats", e.flushStats)
 		return e, nil
 	})

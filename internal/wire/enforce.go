@@ -29,9 +29,16 @@ type enforcer struct {
 	def   string
 
 	mu    sync.Mutex
-	cache map[string]resolved
+	cache map[callerKey]resolved
 
 	applications, violations atomic.Int64
+}
+
+// callerKey names a caller in the preset cache without building a string
+// per request.
+type callerKey struct {
+	kind identity.Kind
+	id   string
 }
 
 type resolved struct {
@@ -120,9 +127,9 @@ func appendNew(xs []string, x string) []string {
 // policies are p's active policies in preset order (nil: no preset), or
 // the compliance family its key names.
 func (e *enforcer) policies(ctx context.Context, p *identity.Principal) (resolved, error) {
-	key := "anonymous"
+	var key callerKey
 	if p != nil {
-		key = p.Caller()
+		key = callerKey{p.Kind, p.ID}
 	}
 	now := time.Now()
 	e.mu.Lock()

@@ -51,9 +51,6 @@ type Deps struct {
 	// Probes are /ready's checks (the database, typically).
 	Probes map[string]app.Probe
 	Log    *slog.Logger
-	// Now is the API's clock (nil: time.Now). The routes do not read it
-	// yet: the store stamps its records with its own.
-	Now func() time.Time
 }
 
 // API serves the policy library routes.
@@ -64,9 +61,6 @@ type API struct {
 
 // New returns the policy library API with its routes registered.
 func New(d Deps) *API {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
