@@ -117,7 +117,6 @@ func (r *Records) count(org string, hour int64, metric string) {
 	r.counts[countKey{org, hour, metric}]++
 }
 
-
 // Run flushes every interval and purges hourly until ctx ends, then
 // flushes once more.
 func (r *Records) Run(ctx context.Context) error {

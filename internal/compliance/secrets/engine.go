@@ -497,4 +497,3 @@ func genericType(name []byte) detect.Type {
 	}
 	return detect.Secret
 }
-
