@@ -48,6 +48,8 @@ func childMain() (code int, ok bool) {
 		return serveChild(startBaselineChild), true
 	case os.Getenv(envRelay) == "1":
 		return serveChild(startRelayChild), true
+	case os.Getenv(envMCPUpstream) == "1":
+		return serveChild(startMCPUpstreamChild), true
 	}
 	return 0, false
 }

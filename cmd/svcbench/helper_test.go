@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(fakeSvcEnv) == "1":
 		os.Exit(fakeSvc())
+	case os.Getenv(fakeMCPSvcEnv) == "1":
+		os.Exit(fakeMCPSvc())
 	case os.Getenv(testParentEnv) == "1":
 		os.Exit(testParent())
 	}

@@ -55,6 +55,10 @@
 //	go run ./cmd/svcbench -variants all -rounds 5 -n 10000 \
 //	    -redis redis://127.0.0.1:6379/0 -postgres postgres://…
 //
+// `svcbench mcp` measures what the tool gateway adds to an MCP tools/call,
+// direct to a fake MCP server and through svc, in interleaved rounds
+// (mcp.go).
+//
 // `svcbench logs` fills a fresh PostgreSQL schema with generated audit
 // entries (1,000,000 over 30 days by default, logsgen.go) through the
 // bridge's write path and times the log and analytics reads of a
@@ -144,13 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.model, "model", "gpt-4o-mini", "model to ask for")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "limit for one request")
 	fs.StringVar(&o.svcBin, "svc-bin", "", "prebuilt svc binary (default: go build ./cmd/svc)")
-	fs.Func("svc-env", "extra KEY=VALUE for svc's environment (repeatable), e.g. SVC_LOG_LEVEL=warn", func(s string) error {
-		if !strings.Contains(s, "=") {
-			return errors.New("want KEY=VALUE")
-		}
-		o.svcEnv = append(o.svcEnv, s)
-		return nil
-	})
+	envFlag(fs, &o.svcEnv, "extra KEY=VALUE for svc's environment (repeatable), e.g. SVC_LOG_LEVEL=warn")
 	fs.BoolVar(&o.keep, "keep", false, "keep svc's temporary directory (data and svc.log)")
 	fs.StringVar(&o.gateway, "gateway", "", "measure this running svc (base URL of its proxy) instead of starting one")
 	fs.StringVar(&o.vkey, "vkey", "", "virtual key for -gateway")
@@ -228,6 +226,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "logs" {
 		return runLogs(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "mcp" {
+		return runMCP(ctx, args[1:], stdout, stderr)
 	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -527,4 +528,15 @@ func requestBody(model string, stream bool) []byte {
 		b += `,"stream":true,"stream_options":{"include_usage":true}`
 	}
 	return []byte(b + "}")
+}
+
+// envFlag adds the repeatable -svc-env KEY=VALUE flag, appending to env.
+func envFlag(fs *flag.FlagSet, env *[]string, usage string) {
+	fs.Func("svc-env", usage, func(s string) error {
+		if !strings.Contains(s, "=") {
+			return errors.New("want KEY=VALUE")
+		}
+		*env = append(*env, s)
+		return nil
+	})
 }

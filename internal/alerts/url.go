@@ -1,8 +1,9 @@
 package alerts
 
 import (
+	"github.com/svc-gateway/svc/internal/egress"
+
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 )
@@ -27,19 +28,10 @@ func CheckWebhookURL(setting, raw string) error {
 	case "https":
 		return nil
 	case "http":
-		if loopback(u.Hostname()) {
+		if egress.IsLoopbackHost(u.Hostname()) {
 			return nil
 		}
 		return fmt.Errorf("%s: http:// is allowed only to a loopback address (localhost, 127.0.0.1, ::1); use https://", setting)
 	}
 	return fmt.Errorf("%s: must be an https:// URL, got scheme %q", setting, u.Scheme)
-}
-
-// loopback reports whether host names the local machine.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

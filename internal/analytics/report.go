@@ -161,7 +161,9 @@ func (w Window) check() error {
 // Report reads the rollups of w: minute rows when its Bucket is under an
 // hour, else the coarsest rows that fit (segments: week rows of keys and
 // users, day rows, hour rows at the edges), the volume from day rows when
-// the Bucket is whole days.
+// the Bucket is whole days. Its four reads run at once on their own
+// connections, not in one snapshot: a report taken while a batch commits
+// may count that batch in some of its parts only (the next one is whole).
 func (r *Rollups) Report(ctx context.Context, w Window) (Report, error) {
 	if err := w.check(); err != nil {
 		return Report{}, err

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 
@@ -119,6 +120,20 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	if e.Error != "" {
 		b = append(b, `,"error":`...)
 		b = llm.AppendJSONString(b, e.Error)
+	}
+	if e.Tool != nil {
+		// Tool calls' entries only: encoding/json writes the part.
+		if js, err := json.Marshal(e.Tool); err == nil {
+			b = append(b, `,"tool_call":`...)
+			b = append(b, js...)
+		}
+	}
+	if e.User != nil {
+		// Signed-in users' entries only.
+		if js, err := json.Marshal(e.User); err == nil {
+			b = append(b, `,"user":`...)
+			b = append(b, js...)
+		}
 	}
 	return append(b, '}')
 }

@@ -34,6 +34,10 @@ func filled() *audit.Entry {
 	var fill func(v reflect.Value)
 	fill = func(v reflect.Value) {
 		n++
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			v.SetBytes([]byte(`{"path":"/srv/<a>"}`))
+			return
+		}
 		switch v.Kind() {
 		case reflect.String:
 			v.SetString("s" + strings.Repeat("x", n%5) + "<&>")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -90,6 +91,7 @@ func matches(rec Record, q Query) bool {
 	case !q.Since.IsZero() && rec.Timestamp.Before(q.Since),
 		!q.Until.IsZero() && !rec.Timestamp.Before(q.Until),
 		q.Provider != "" && rec.Provider != q.Provider,
+		q.ProviderPrefix != "" && !strings.HasPrefix(rec.Provider, q.ProviderPrefix),
 		q.Model != "" && rec.Model != q.Model,
 		q.KeyID != "" && rec.KeyID != q.KeyID,
 		q.UserID != "" && rec.UserID != q.UserID,
@@ -237,6 +239,79 @@ func (r *Reader) Summary(ctx context.Context, since time.Time) (MetricsSummary, 
 		sum.AvgLatencyMS = latency / float64(sum.TotalRequests)
 	}
 	return summaryOf(sum), nil
+}
+
+// Groups answers Store.GroupLogs over both tiers: the long-term store's
+// groups with the unwritten entries added. The store is read before the
+// hot tier, so an entry written meanwhile is counted at most once (once
+// as a rule; an entry written between the two reads is left out of this
+// answer).
+func (r *Reader) Groups(ctx context.Context, q Query, bucket time.Duration) ([]Group, error) {
+	gs, err := r.Store.GroupLogs(ctx, q, bucket)
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "store_error", "could not read the logs", err)
+	}
+	hot, err := r.unwritten(ctx, q)
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Unavailable, "hot_tier_unavailable", "could not read the hot log tier", err)
+	}
+	if len(hot) == 0 {
+		return gs, nil
+	}
+	return addGroups(gs, hot, bucket, q.Limit), nil
+}
+
+// addGroups adds recs to the groups gs (GroupLogs' order), in that order
+// again and at most limit of them when limit > 0. Groups the store left
+// out past limit stay out: limit groups of gs come before each of them.
+func addGroups(gs []Group, recs []Record, bucket time.Duration, limit int) []Group {
+	type key struct {
+		bucket          time.Time
+		provider, model string
+	}
+	at := make(map[key]int, len(gs)+len(recs))
+	for i, g := range gs {
+		at[key{g.Bucket, g.Provider, g.Model}] = i
+	}
+	for _, rec := range recs {
+		var b time.Time
+		if us := bucket.Microseconds(); us > 0 {
+			b = time.UnixMicro(floorDiv(rec.Timestamp.UnixMicro(), us) * us).UTC()
+		}
+		k := key{b, rec.Provider, rec.Model}
+		i, ok := at[k]
+		if !ok {
+			i = len(gs)
+			at[k] = i
+			gs = append(gs, Group{Bucket: b, Provider: rec.Provider, Model: rec.Model})
+		}
+		g := &gs[i]
+		g.Requests++
+		if !rec.Success || rec.Status >= 400 {
+			g.Errors++
+		}
+		g.Cost += rec.Cost
+		g.LatencySumMS += rec.LatencyMS
+	}
+	slices.SortFunc(gs, func(a, b Group) int {
+		if c := b.Bucket.Compare(a.Bucket); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+	})
+	if limit > 0 && len(gs) > limit {
+		gs = gs[:limit]
+	}
+	return gs
+}
+
+// floorDiv is a / b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }
 
 // addSorted inserts v into the sorted set s (empty values are not listed).

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
@@ -38,6 +40,17 @@ func where(q Query) (string, []any) {
 			args = append(args, sqlstore.EscapeText(f.val))
 		}
 	}
+	if q.ProviderPrefix != "" {
+		// A range of the (provider, ts) index: provider is compared in
+		// byte order (COLLATE "C" on PostgreSQL, BINARY on SQLite).
+		p := sqlstore.EscapeText(q.ProviderPrefix)
+		conds = append(conds, "provider >= ?")
+		args = append(args, p)
+		if end := prefixEnd(p); end != "" {
+			conds = append(conds, "provider < ?")
+			args = append(args, end)
+		}
+	}
 	if q.Status != 0 {
 		conds = append(conds, "status = ?")
 		args = append(args, q.Status)
@@ -64,6 +77,27 @@ func where(q Query) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
+// prefixEnd is the least string above, in byte order, every string that
+// starts with p (valid UTF-8): p with its last rune below U+10FFFF
+// incremented and the runes after it dropped; "" when there is none.
+// UTF-8's byte order is its code points' order, so the strings starting
+// with p are exactly those in [p, prefixEnd(p)).
+func prefixEnd(p string) string {
+	rs := []rune(p)
+	for i := len(rs) - 1; i >= 0; i-- {
+		switch rs[i] {
+		case utf8.MaxRune:
+			continue
+		case 0xD7FF: // the next rune past the surrogates
+			rs[i] = 0xE000
+		default:
+			rs[i]++
+		}
+		return string(rs[:i+1])
+	}
+	return ""
+}
+
 // QueryLogs returns the records matching q newest first (ties by descending
 // RequestID), and the number of matches ignoring Limit and Offset. A Limit
 // <= 0 means no limit; a negative Offset counts as 0. The count and the page
@@ -71,7 +105,7 @@ func where(q Query) (string, []any) {
 func (s *SQLStore) QueryLogs(ctx context.Context, q Query) ([]Record, int64, error) {
 	cond, args := where(q)
 	var total int64
-	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_logs`+cond, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, countLogsSQL(cond), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("audit: query logs: count: %w", err)
 	}
 	limit, offset := int64(q.Limit), int64(max(q.Offset, 0))
@@ -82,9 +116,7 @@ func (s *SQLStore) QueryLogs(ctx context.Context, q Query) ([]Record, int64, err
 	if total == 0 || offset >= total {
 		return recs, total, nil
 	}
-	rows, err := s.db.Query(ctx,
-		`SELECT `+logColumns+` FROM audit_logs`+cond+` ORDER BY ts DESC, request_id DESC LIMIT ? OFFSET ?`,
-		append(args, limit, offset)...)
+	rows, err := s.db.Query(ctx, pageLogsSQL(cond), append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
 	}
@@ -100,6 +132,66 @@ func (s *SQLStore) QueryLogs(ctx context.Context, q Query) ([]Record, int64, err
 		return nil, 0, fmt.Errorf("audit: query logs: %w", err)
 	}
 	return recs, total, nil
+}
+
+// countLogsSQL counts the records matching cond (where's).
+func countLogsSQL(cond string) string { return `SELECT COUNT(*) FROM audit_logs` + cond }
+
+// pageLogsSQL reads a page of the records matching cond, newest first; its
+// last two arguments are the limit and the offset.
+func pageLogsSQL(cond string) string {
+	return `SELECT ` + logColumns + ` FROM audit_logs` + cond + ` ORDER BY ts DESC, request_id DESC LIMIT ? OFFSET ?`
+}
+
+// groupLogsSQL sums the records matching cond per bucket (of bucket's
+// length; one bucket when <= 0), provider and model; its last argument
+// is the limit.
+func groupLogsSQL(cond string, bucket time.Duration) string {
+	b := "0"
+	if us := bucket.Microseconds(); us > 0 {
+		// The floor of ts to the bucket, negative times too (% truncates).
+		n := strconv.FormatInt(us, 10)
+		b = "ts - ((ts % " + n + ") + " + n + ") % " + n
+	}
+	return `SELECT CAST(b AS BIGINT), provider, model, COUNT(*),
+			CAST(SUM(CASE WHEN success AND status < 400 THEN 0 ELSE 1 END) AS BIGINT),
+			CAST(SUM(cost) AS DOUBLE PRECISION), CAST(SUM(latency_ms) AS BIGINT)
+		FROM (SELECT ` + b + ` AS b, provider, model, success, status, cost, latency_ms FROM audit_logs` + cond + `) grouped
+		GROUP BY b, provider, model ORDER BY b DESC, provider, model LIMIT ?`
+}
+
+// GroupLogs sums the records matching q per bucket, provider and model
+// (Store.GroupLogs): one aggregate over q's rows, which the filters'
+// indexes select.
+func (s *SQLStore) GroupLogs(ctx context.Context, q Query, bucket time.Duration) ([]Group, error) {
+	cond, args := where(q)
+	limit := int64(q.Limit)
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	rows, err := s.db.Query(ctx, groupLogsSQL(cond, bucket), append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("audit: group logs: %w", err)
+	}
+	defer rows.Close()
+	out := []Group{}
+	for rows.Next() {
+		var (
+			g  Group
+			us int64
+		)
+		if err := rows.Scan(&us, &g.Provider, &g.Model, &g.Requests, &g.Errors, &g.Cost, &g.LatencySumMS); err != nil {
+			return nil, fmt.Errorf("audit: group logs: %w", err)
+		}
+		if bucket.Microseconds() > 0 {
+			g.Bucket = sqlstore.FromMicros(us)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: group logs: %w", err)
+	}
+	return out, nil
 }
 
 // scanRecord reads one row of logColumns.

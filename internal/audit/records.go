@@ -44,6 +44,9 @@ type Query struct {
 	KeyID          string
 	UserID         string
 	ConversationID string
+	// ProviderPrefix selects the providers that start with it (in byte
+	// order: "mcp:" selects the tool gateway's entries).
+	ProviderPrefix string
 	// Status selects one HTTP status; Outcome "success" or "error" selects
 	// by the entry's success instead.
 	Status  int
@@ -66,6 +69,22 @@ const (
 	OutcomeSuccess = "success"
 	OutcomeError   = "error"
 )
+
+// Group sums the records of one time bucket, provider and model
+// (Store.GroupLogs).
+type Group struct {
+	// Bucket is the start of the group's time bucket (UTC); the zero Time
+	// when the records were not grouped by time.
+	Bucket   time.Time
+	Provider string
+	Model    string
+	Requests int64
+	// Errors counts the records with a status >= 400 or not successful,
+	// as the analytics rollups do.
+	Errors       int64
+	Cost         float64
+	LatencySumMS int64
+}
 
 // Summary aggregates records since a time, for GET /api/vas/metrics.
 type Summary struct {
@@ -95,6 +114,12 @@ type Store interface {
 	StoredIDs(ctx context.Context, ids []string) (map[string]bool, error)
 	// Locate returns the cursor of a stored record, or store.ErrNotFound.
 	Locate(ctx context.Context, requestID string) (Cursor, error)
+	// GroupLogs sums the records matching q (its Limit aside) per time
+	// bucket, provider and model: buckets of the given length aligned on
+	// the Unix epoch, or one bucket for all time when bucket <= 0. Groups
+	// are ordered newest bucket first, then by provider and model in byte
+	// order; at most q.Limit of them when it is > 0 (q.Offset is ignored).
+	GroupLogs(ctx context.Context, q Query, bucket time.Duration) ([]Group, error)
 	// SummarizeLogs aggregates every record at or after since.
 	SummarizeLogs(ctx context.Context, since time.Time) (Summary, error)
 	// SpendSince sums Cost over keyID's records at or after since.

@@ -2,9 +2,12 @@ package audit
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
+	"sync"
 
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
@@ -13,7 +16,15 @@ import (
 // of sqlstore's migrations.
 type SQLStore struct {
 	db *sqlstore.DB
+
+	// inserts are the prepared INSERTs of SQLite, of 1, 2, 4, …,
+	// logChunkRows rows (index: log2 of the rows), made when first needed.
+	mu      sync.Mutex
+	inserts insertStmts
 }
+
+// insertStmts are prepared INSERTs by log2 of their rows.
+type insertStmts [logChunkBits + 1]*sqlstore.Stmt
 
 // NewSQLStore returns the Store over db.
 func NewSQLStore(db *sqlstore.DB) *SQLStore { return &SQLStore{db: db} }
@@ -21,6 +32,16 @@ func NewSQLStore(db *sqlstore.DB) *SQLStore { return &SQLStore{db: db} }
 // logBatchRows is how many records one multi-row INSERT carries: 13 columns
 // each keeps a statement well under SQLite's and PostgreSQL's parameter caps.
 const logBatchRows = 500
+
+// logChunkRows is the most records one prepared INSERT carries on SQLite.
+// A batch is written as INSERTs of power-of-two sizes (300 records: 256,
+// 32, 8 and 4), each statement prepared once and reused by every batch:
+// parsing a multi-row INSERT anew cost about 3 µs per record, a third of
+// the insert (docs/benchmarks.md, issue 12).
+const (
+	logChunkBits = 8
+	logChunkRows = 1 << logChunkBits
+)
 
 // logColumns are the columns of audit_logs, in the order appendLogArgs and
 // scanRecord use.
@@ -125,6 +146,15 @@ func (s *SQLStore) insertLogBatch(ctx context.Context, rows []Record, then Inser
 // insertLogTx is insertLogBatch with RETURNING (returning), or without it,
 // failing with errSomeStored when a record was stored already.
 func (s *SQLStore) insertLogTx(ctx context.Context, rows []Record, then Inserted, returning bool) (int, error) {
+	var stmts *insertStmts
+	if !returning && s.db.Dialect() == sqlstore.DialectSQLite {
+		// Prepared before the transaction takes a connection: an
+		// in-memory database has only one.
+		var err error
+		if stmts, err = s.prepareInserts(ctx, len(rows)); err != nil {
+			return 0, err
+		}
+	}
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("audit: insert logs: begin: %w", err)
@@ -137,10 +167,11 @@ func (s *SQLStore) insertLogTx(ctx context.Context, rows []Record, then Inserted
 		fresh []Record
 	)
 	args := make([]any, 0, min(len(rows), logBatchRows)*nLogColumns)
-	for start := 0; start < len(rows); start += logBatchRows {
-		batch := rows[start:min(start+logBatchRows, len(rows))]
-		if len(batch) != built {
-			query, built = s.insertLogsQuery(len(batch), returning), len(batch)
+	for start, n := 0, 0; start < len(rows); start += n {
+		n = s.chunkRows(len(rows)-start, returning)
+		batch := rows[start : start+n]
+		if n != built && (returning || stmts == nil) {
+			query, built = s.insertLogsQuery(n, returning), n
 		}
 		args = args[:0]
 		for i := range batch {
@@ -152,7 +183,12 @@ func (s *SQLStore) insertLogTx(ctx context.Context, rows []Record, then Inserted
 			}
 			continue
 		}
-		res, err := tx.Exec(ctx, query, args...)
+		var res sql.Result
+		if stmts != nil {
+			res, err = tx.ExecStmt(ctx, stmts[bits.Len(uint(n))-1], args...)
+		} else {
+			res, err = tx.Exec(ctx, query, args...)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("audit: insert logs: %w", err)
 		}
@@ -170,6 +206,42 @@ func (s *SQLStore) insertLogTx(ctx context.Context, rows []Record, then Inserted
 		return 0, fmt.Errorf("audit: insert logs: commit: %w", err)
 	}
 	return len(fresh), nil
+}
+
+// chunkRows is how many of the remaining records the next INSERT of a
+// batch carries: on SQLite without RETURNING the largest power of two up
+// to logChunkRows (a prepared statement's), otherwise up to logBatchRows.
+func (s *SQLStore) chunkRows(remaining int, returning bool) int {
+	if returning || s.db.Dialect() != sqlstore.DialectSQLite {
+		return min(remaining, logBatchRows)
+	}
+	n := 1
+	for n*2 <= min(remaining, logChunkRows) {
+		n *= 2
+	}
+	return n
+}
+
+// prepareInserts returns the prepared INSERTs (without RETURNING) with
+// every chunk size a batch of rows records uses, preparing those not made
+// yet: a copy, which the caller reads while others may prepare more.
+func (s *SQLStore) prepareInserts(ctx context.Context, rows int) (*insertStmts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for start, n := 0, 0; start < rows; start += n {
+		n = s.chunkRows(rows-start, false)
+		i := bits.Len(uint(n)) - 1
+		if s.inserts[i] != nil {
+			continue
+		}
+		st, err := s.db.Prepare(ctx, s.insertLogsQuery(n, false))
+		if err != nil {
+			return nil, fmt.Errorf("audit: insert logs: prepare: %w", err)
+		}
+		s.inserts[i] = st
+	}
+	stmts := s.inserts
+	return &stmts, nil
 }
 
 // insertReturning runs one INSERT … RETURNING request_id of batch and

@@ -186,3 +186,36 @@ func TestWriteRedeliveredBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteBatchSizes checks batches of sizes that take every chunk size
+// of SQLite's prepared INSERTs (1 … 256 rows) in various combinations,
+// and sizes past one statement on PostgreSQL: each record is stored once,
+// with its columns.
+func TestWriteBatchSizes(t *testing.T) {
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := t.Context()
+		s := audit.NewSQLStore(db)
+		ts := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
+		total := 0
+		for _, size := range []int{1, 3, 7, 255, 257, 511, 513, 2} {
+			recs := make([]audit.Record, size)
+			for i := range recs {
+				recs[i] = audit.Record{RequestID: fmt.Sprintf("bs-%d-%04d", size, i), Timestamp: ts.Add(time.Duration(total+i) * time.Millisecond),
+					KeyID: "k", Provider: "openai", Model: fmt.Sprintf("m-%d", i), Status: 200 + i, Success: true,
+					Tokens: int64(i), Entry: []byte(`{}`)}
+			}
+			if n, err := s.Write(ctx, recs, nil); err != nil || n != size {
+				t.Fatalf("Write of %d: %d new (%v)", size, n, err)
+			}
+			total += size
+			var rows, bad int
+			if err := db.QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN model = 'm-' || CAST(tokens AS TEXT) AND status = 200 + tokens THEN 0 ELSE 1 END), 0)
+				FROM audit_logs WHERE request_id LIKE 'bs-%'`).Scan(&rows, &bad); err != nil {
+				t.Fatal(err)
+			}
+			if rows != total || bad != 0 {
+				t.Fatalf("after a batch of %d: %d rows (want %d), %d with columns out of place", size, rows, total, bad)
+			}
+		}
+	})
+}

@@ -231,7 +231,7 @@ func (f *flakyBus) Ping(ctx context.Context) error {
 
 // TestBusDownBypassesCache: while the invalidation bus is down, a
 // revocation made in another process (so never announced here) holds
-// within busCheckEvery+busCheckTimeout, not after the cache TTL.
+// within store.WatchEvery+store.WatchTimeout, not after the cache TTL.
 func TestBusDownBypassesCache(t *testing.T) {
 	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {

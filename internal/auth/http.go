@@ -30,7 +30,7 @@ func Stage(a Authenticator, allowAPIKey bool) pipeline.Middleware {
 func Guard(a Authenticator, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r.Context(), FromRequest(r, false))
-		if err != nil || p == nil || p.Kind != identity.Admin {
+		if err != nil || !p.IsAdmin() {
 			apierr.Write(w, &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_admin_key",
 				Message: "the management API needs Authorization: Bearer <ADMIN_API_KEY>"})
 			return

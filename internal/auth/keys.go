@@ -73,13 +73,6 @@ type cachedRecord struct {
 	expires time.Time
 }
 
-// busCheckEvery is how often Run pings the bus; with busCheckTimeout it
-// bounds how long a proxy trusts its cache after the bus went down.
-const (
-	busCheckEvery   = time.Second
-	busCheckTimeout = 500 * time.Millisecond
-)
-
 // NewKeys returns a key manager. ttl bounds how long a lookup is cached when no
 // invalidation arrives (0 disables caching).
 func NewKeys(s KeyStore, bus Bus, ttl time.Duration, log *slog.Logger) *Keys {
@@ -463,33 +456,18 @@ func (k *Keys) Run(ctx context.Context) error {
 	return nil
 }
 
-// watchBus pings the bus every busCheckEvery and sets busDown while it
-// fails.
+// watchBus sets busDown while the bus fails its pings; each flip empties
+// the cache.
 func (k *Keys) watchBus(ctx context.Context) {
-	t := time.NewTicker(busCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	store.WatchPing(ctx, k.bus.Ping, func(down bool, err error) {
+		k.busDown.Store(down)
+		k.flush()
+		if down {
+			k.log.Warn("key invalidation bus unreachable: checking every key against the database until it is back", "err", err)
+		} else {
+			k.log.Info("key invalidation bus reachable again: key lookups cached again")
 		}
-		pctx, cancel := context.WithTimeout(ctx, busCheckTimeout)
-		err := k.bus.Ping(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		down := err != nil
-		if was := k.busDown.Swap(down); was != down {
-			k.flush()
-			if down {
-				k.log.Warn("key invalidation bus unreachable: checking every key against the database until it is back", "err", err)
-			} else {
-				k.log.Info("key invalidation bus reachable again: key lookups cached again")
-			}
-		}
-	}
+	})
 }
 
 func (k *Keys) follow(ctx context.Context, sub store.Subscription) {

@@ -10,6 +10,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -132,6 +133,13 @@ type Config struct {
 
 	// Cache configures the semantic cache of chat completions.
 	Cache CacheSettings
+
+	// MCP configures the tool gateway.
+	MCP MCPSettings
+	SSO SSOSettings
+	// TrustedProxies (SVC_TRUSTED_PROXIES) are the reverse proxies and load
+	// balancers whose X-Forwarded-For names the client (internal/clientip).
+	TrustedProxies []netip.Prefix
 
 	// Alerts configures the outbound webhook alerts.
 	Alerts AlertSettings
@@ -286,7 +294,50 @@ func (l layered) Names() []string {
 	return names
 }
 
-// LoadFile reads a flat YAML map of setting names to scalar values.
+// flatten adds raw's settings to m: a nested map's keys joined with dots
+// (sso: {kerberos: {enabled: true}} is sso.kerberos.enabled), a list of
+// scalars as comma-separated text. Anything else is bad.
+func flatten(prefix string, raw map[string]any, m Map, bad *[]string) {
+	for k, v := range raw {
+		name := prefix + k
+		if text, ok := scalar(v); ok {
+			m[name] = text
+			continue
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			flatten(name+".", v, m, bad)
+		case []any:
+			parts := make([]string, 0, len(v))
+			for _, item := range v {
+				text, ok := scalar(item)
+				if !ok || strings.Contains(text, ",") {
+					*bad = append(*bad, name)
+					break
+				}
+				parts = append(parts, text)
+			}
+			m[name] = strings.Join(parts, ",")
+		default:
+			*bad = append(*bad, name)
+		}
+	}
+}
+
+func scalar(v any) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, true
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(v), true
+	}
+	return "", false
+}
+
+// LoadFile reads a YAML map of setting names to scalar values (nested maps
+// and lists as flatten says).
 func LoadFile(path string) (Map, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -298,21 +349,10 @@ func LoadFile(path string) (Map, error) {
 	}
 	m := Map{}
 	var bad []string
-	for k, v := range raw {
-		switch v := v.(type) {
-		case nil:
-			m[k] = ""
-		case string:
-			m[k] = v
-		case bool, int, int64, uint64, float64:
-			m[k] = fmt.Sprint(v)
-		default:
-			bad = append(bad, k)
-		}
-	}
+	flatten("", raw, m, &bad)
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return nil, fmt.Errorf("SVC_CONFIG %s: settings must be scalar values: %s", path, strings.Join(bad, ", "))
+		return nil, fmt.Errorf("SVC_CONFIG %s: settings must be scalar values, lists of them or maps of those: %s", path, strings.Join(bad, ", "))
 	}
 	return m, nil
 }
@@ -391,6 +431,9 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	if c.HeartbeatInterval > time.Minute {
 		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
 	}
+	c.MCP = p.mcp()
+	c.TrustedProxies = p.prefixes("SVC_TRUSTED_PROXIES")
+	c.SSO = p.sso()
 	c.Cache = CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),
 		Threshold:        p.floatRange("SEMANTIC_CACHE_THRESHOLD", 0.90, 0.5, 1),

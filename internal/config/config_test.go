@@ -138,11 +138,33 @@ func TestFileAndEnvPrecedence(t *testing.T) {
 	if c.Port(Proxy) != 9100 || c.Port(Management) != 9002 || c.LogLevel != "debug" {
 		t.Errorf("got proxy %d mgmt %d level %s; want env 9100 to win over file, file values otherwise", c.Port(Proxy), c.Port(Management), c.LogLevel)
 	}
-	if err := os.WriteFile(path, []byte("PROXY_PORT: [1,2]\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("PROXY_PORT: [{a: 1}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "PROXY_PORT") {
 		t.Errorf("got %v, want an error naming PROXY_PORT", err)
+	}
+}
+
+// TestNestedFile: nested maps are dotted names, lists comma-separated.
+func TestNestedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "svc.yaml")
+	doc := "sso:\n  kerberos:\n    enabled: true\n    admin_groups: [IT-Admins, ops]\n  trusted_proxy_cidrs:\n    - 10.0.0.0/8\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["sso.kerberos.enabled"] != "true" || m["sso.kerberos.admin_groups"] != "IT-Admins,ops" || m["sso.trusted_proxy_cidrs"] != "10.0.0.0/8" {
+		t.Errorf("flattened %v", m)
+	}
+	if err := os.WriteFile(path, []byte("sso:\n  admin_groups: [\"a,b\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); err == nil {
+		t.Error("a list item with a comma was taken (it would split)")
 	}
 }
 

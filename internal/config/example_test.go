@@ -16,7 +16,7 @@ const exampleFile = "../../svc.example.yaml"
 
 // mentionLine matches a line of the example file that names a setting,
 // active ("NAME: value") or a commented example ("# NAME: value").
-var mentionLine = regexp.MustCompile(`(?m)^(#\s*)?([A-Z][A-Z0-9_]*):[ \t]*(.*)$`)
+var mentionLine = regexp.MustCompile(`(?m)^(#\s*)?([A-Z][A-Z0-9_]*|sso(?:\.[a-z_]+)+):[ \t]*(.*)$`)
 
 // recorder is a Source that notes every name looked up in it.
 type recorder struct {

@@ -30,8 +30,11 @@ var k8sDir = filepath.Join(repoRoot, "deploy", "kubernetes")
 // management routes the table does not show).
 var (
 	proxyPaths      = []string{"/v1", "/native", "/ide", "/a2a", "/api/mcp", "/.well-known"}
-	managementPaths = []string{"/api/guardrails", "/api/guard", "/api/auth", "/api/enterprise", "/api/routing", "/api/mcp/tools", "/api/mcp/auth", "/api/admin/mcp", "/api/metacache",
+	managementPaths = []string{"/api/guardrails", "/api/guard", "/api/auth", "/api/enterprise", "/api/routing", "/api/admin/mcp", "/api/metacache",
 		"/api/vas", "/api/providers", "/api/alerts", "/api/a2a", "/api/analytics", "/api/audit", "/api/health"}
+	// toolGatewayPaths are management's in the spec's table; the tool
+	// gateway serves them on the proxy (docs/decisions.md).
+	toolGatewayPaths = []string{"/api/mcp/tools", "/api/mcp/auth"}
 	// compliancePaths are the compliance API's: /v1/compliance wins over
 	// the proxy's /v1 on the internal ingress (the longest prefix does).
 	compliancePaths = []string{"/api/compliance", "/v1/compliance"}
@@ -511,6 +514,9 @@ func TestKubernetesIngresses(t *testing.T) {
 	for _, p := range managementPaths {
 		want[p] = "svc-management"
 	}
+	for _, p := range toolGatewayPaths {
+		want[p] = "svc-proxy"
+	}
 	for _, p := range compliancePaths {
 		want[p] = "svc-compliance"
 	}
@@ -539,7 +545,11 @@ func TestKubernetesIngresses(t *testing.T) {
 			t.Errorf("Service %s selects pods running %v, want %s's", svc, runs, component)
 		}
 	}
-	for _, ing := range []*networkingv1.Ingress{public, internal} {
+	checkMCPIngress(t, m, class(public))
+	for _, ing := range []*networkingv1.Ingress{public, internal, m.ingresses["svc-mcp"]} {
+		if ing == nil {
+			continue
+		}
 		for k, v := range map[string]string{
 			"nginx.ingress.kubernetes.io/proxy-buffering":         "off",
 			"nginx.ingress.kubernetes.io/proxy-request-buffering": "off",
@@ -550,6 +560,43 @@ func TestKubernetesIngresses(t *testing.T) {
 			if got := ing.Annotations[k]; got != v {
 				t.Errorf("%s: annotation %s = %q, want %q", ing.Name, k, got, v)
 			}
+		}
+	}
+}
+
+// checkMCPIngress: the tool gateway's MCP endpoints are on the public
+// class, to the proxy, sticky per caller (a session lives in one pod), with
+// a regular expression that admits server ids and nothing under /api.
+func checkMCPIngress(t *testing.T, m *manifests, publicClass string) {
+	t.Helper()
+	ing := m.ingresses["svc-mcp"]
+	if ing == nil {
+		t.Fatal("no svc-mcp ingress: the tool gateway's /mcp/ and /{server_id}/mcp endpoints are not routed")
+	}
+	if ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != publicClass {
+		t.Errorf("svc-mcp: class %v, want the public one %q", ing.Spec.IngressClassName, publicClass)
+	}
+	if got := ing.Annotations["nginx.ingress.kubernetes.io/upstream-hash-by"]; !strings.Contains(got, "$http_authorization") {
+		t.Errorf("svc-mcp: upstream-hash-by %q, want a hash on the caller's credential (MCP sessions live in one pod)", got)
+	}
+	var re *regexp.Regexp
+	for _, rule := range ing.Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			if p.Backend.Service == nil || p.Backend.Service.Name != "svc-proxy" {
+				t.Errorf("svc-mcp %s: backend %v, want svc-proxy", p.Path, p.Backend.Service)
+			}
+			if strings.ContainsAny(p.Path, "[$") {
+				re = regexp.MustCompile("^" + p.Path)
+			}
+		}
+	}
+	if re == nil {
+		t.Fatal("svc-mcp: no regular expression for /{server_id}/mcp")
+	}
+	for path, want := range map[string]bool{"/crm/mcp": true, "/crm/mcp/": true, "/a.b-c_d/mcp/": true,
+		"/crm/mcp/x": false, "/v1/chat/completions": false, "/x/y/mcp": false} {
+		if re.MatchString(path) != want {
+			t.Errorf("svc-mcp's expression on %s: %v, want %v", path, !want, want)
 		}
 	}
 }

@@ -64,8 +64,10 @@ func TestNginxConfig(t *testing.T) {
 	start(t, fake, with(shared, "SERVICE_TYPE", "compliance", "COMPLIANCE_PORT", compliancePort))
 
 	upstreams := map[string]string{
-		"proxy-1:7775":    hostPort(t, px1.proxy),
-		"proxy-2:7775":    hostPort(t, px2.proxy),
+		// The proxies answer 401 without the admin key on the tool
+		// gateway's admin routes (/api/mcp/servers) as management does.
+		"proxy-1:7775":    hostPort(t, taggedReplica(t, "proxy", "1", px1.proxy)),
+		"proxy-2:7775":    hostPort(t, taggedReplica(t, "proxy", "2", px2.proxy)),
 		"api-server:7778": hostPort(t, mg.mgmt),
 		// The bridge, like management, answers 401 without the admin key:
 		// a relay names it in X-Test-Component.
@@ -100,8 +102,12 @@ func TestNginxConfig(t *testing.T) {
 			{"/api/auth/virtual-keys", "nginx", "management"},
 			{"/api/enterprise/vkeys", "nginx", "management"},
 			{"/api/routing/status", "nginx", "management"},
-			{"/api/mcp/tools", "nginx", "management"},
-			{"/api/mcp/auth/providers", "nginx", "management"},
+			{"/api/mcp/tools", "proxy", "proxy"}, // the tool gateway lives on the proxy: docs/decisions.md
+			{"/api/mcp/auth/tokens", "nginx", "proxy"},
+			{"/crm/mcp/", "proxy", "proxy"},
+			{"/crm/mcp", "proxy", "proxy"},
+			{"/mcp/", "proxy", "proxy"},
+			{"/mcp/v1/crm/tools/call", "proxy", "proxy"},
 			{"/api/admin/mcp", "nginx", "management"},
 			{"/api/metacache/stats", "nginx", "management"},
 			{"/api/vas/logs", "nginx", "management"},
@@ -190,6 +196,34 @@ func TestNginxConfig(t *testing.T) {
 			if n := requestsServed(t, px); n == 0 {
 				t.Errorf("proxy-%d served none of 6 requests: the upstream block does not balance over both replicas", i+1)
 			}
+		}
+	})
+
+	t.Run("a caller's MCP requests stay on one proxy", func(t *testing.T) {
+		seen := map[string]bool{}
+		for i := range 16 {
+			caller := fmt.Sprintf("sk-caller-%d", i)
+			first := ""
+			for range 3 {
+				req, _ := http.NewRequest("POST", ng.public+"/crm/mcp/", strings.NewReader(`{}`))
+				req.Header.Set("Authorization", "Bearer "+caller)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				r := resp.Header.Get("X-Test-Replica")
+				if first == "" {
+					first = r
+				}
+				if r == "" || r != first {
+					t.Fatalf("%s: answered by proxy %q after proxy %q: MCP sessions would break", caller, r, first)
+				}
+			}
+			seen[first] = true
+		}
+		if len(seen) != 2 {
+			t.Errorf("16 callers all went to proxy %v: the hash does not spread callers", seen)
 		}
 	})
 
@@ -390,6 +424,12 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // address.
 func tagged(t *testing.T, name, base string) string {
 	t.Helper()
+	return taggedReplica(t, name, "", base)
+}
+
+// taggedReplica is tagged, also naming the replica in X-Test-Replica.
+func taggedReplica(t *testing.T, name, replica, base string) string {
+	t.Helper()
 	target, err := url.Parse(base)
 	if err != nil || target.Host == "" {
 		t.Fatalf("not a running component's address: %q", base)
@@ -398,6 +438,9 @@ func tagged(t *testing.T, name, base string) string {
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = r.In.Host },
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Set("X-Test-Component", name)
+			if replica != "" {
+				resp.Header.Set("X-Test-Replica", replica)
+			}
 			return nil
 		},
 	}

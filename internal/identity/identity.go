@@ -3,7 +3,10 @@
 // of svc.
 package identity
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Kind is the kind of credential a principal presented.
 type Kind uint8
@@ -15,6 +18,7 @@ const (
 	Admin           // the ADMIN_API_KEY
 	User            // an SSO user (internal JWT)
 	Device          // a fleet device
+	Team            // a team: never a caller, the owner of limits its members share
 )
 
 func (k Kind) String() string {
@@ -27,6 +31,8 @@ func (k Kind) String() string {
 		return "user"
 	case Device:
 		return "device"
+	case Team:
+		return "team"
 	}
 	return "anonymous"
 }
@@ -41,6 +47,38 @@ type Principal struct {
 	Name      string // alias or display name
 	TeamID    string
 	MaskedKey string // display prefix of the credential, never the secret
+
+	// A signed-in user's (Kind User) attributes, from the internal JWT or
+	// trusted proxy headers: empty for other kinds.
+	Email      string
+	Department string
+	Groups     []string
+	Roles      []string // "admin", "user"
+	AuthMethod string   // "oidc:<idp>", "saml", "kerberos", "proxy_headers"
+}
+
+// Actor names who acted, for audit records: "admin" for the admin key,
+// "anonymous" for nil, else Caller ("user:alice", "virtual_key:…").
+func (p *Principal) Actor() string {
+	switch {
+	case p == nil:
+		return Anonymous.String()
+	case p.Kind == Admin:
+		return Admin.String()
+	}
+	return p.Caller()
+}
+
+// RoleAdmin is the role of a signed-in user in an admin group.
+const RoleAdmin = "admin"
+
+// IsAdmin reports whether p may use the management API: the admin key, or
+// a signed-in user with the admin role.
+func (p *Principal) IsAdmin() bool {
+	if p == nil {
+		return false
+	}
+	return p.Kind == Admin || p.Kind == User && slices.Contains(p.Roles, RoleAdmin)
 }
 
 // Caller is the principal itself, "<kind>:<id>": what a caller's own

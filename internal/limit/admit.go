@@ -24,6 +24,9 @@ type Limits struct {
 	// cap always caps, however small (it is never rounded to "no cap").
 	MaxBudgetUSD float64
 	BudgetPeriod string // daily, weekly, monthly (default)
+	// Owner, when set, owns the counters instead of the caller: a team
+	// (identity.Team) whose members share its limits and budget.
+	Owner *identity.Principal
 }
 
 // Any reports whether any limit is set.
@@ -113,6 +116,9 @@ func (c *windowCheck) describe() string {
 // otherwise (logged); an estimate is never a reason to fail open: a
 // negative or overflowing one is clamped before it reaches the store.
 func (l *Limiter) Admit(ctx context.Context, p *identity.Principal, lim Limits, est Estimate) (*Admission, error) {
+	if lim.Owner != nil && p != nil {
+		p = lim.Owner
+	}
 	if p == nil || (!lim.Any() && !l.hourlyApplies(p)) {
 		return nil, nil
 	}

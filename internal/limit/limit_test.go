@@ -1004,3 +1004,25 @@ func TestSpendMeterAcrossPeriods(t *testing.T) {
 		t.Errorf("Spends = %v, want the current day's 0.003", got)
 	}
 }
+
+// TestOwnerShares: two callers whose limits name the same owner (a team)
+// share its window and budget; a third with none of its own is free.
+func TestOwnerShares(t *testing.T) {
+	l := newTest(newMemKV(t), testPrices(t), Options{})
+	team := &identity.Principal{Kind: identity.Team, ID: "eng"}
+	lim := Limits{RPM: 3, MaxBudgetUSD: 1, Owner: team}
+	ann, bob := &identity.Principal{Kind: identity.User, ID: "ann"}, &identity.Principal{Kind: identity.User, ID: "bob"}
+	for i, p := range []*identity.Principal{ann, bob, ann} {
+		a, err := l.Admit(t.Context(), p, lim, Estimate{CostUSD: 0.1})
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		a.Settle(t.Context(), Used{CostUSD: 0.1})
+	}
+	if _, err := l.Admit(t.Context(), bob, lim, Estimate{CostUSD: 0.1}); err == nil {
+		t.Error("the team's fourth call in a minute passed its RPM of 3")
+	}
+	if a, err := l.Admit(t.Context(), bob, Limits{RPM: 3}, Estimate{}); err != nil || a == nil {
+		t.Errorf("bob's own window is not the team's: %v", err)
+	}
+}

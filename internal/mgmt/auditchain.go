@@ -58,22 +58,10 @@ func (rc recorder) record(r *http.Request, typ, subject string, details map[stri
 	// The action is done: the append runs even if the caller has gone.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), chainAppendTimeout)
 	defer cancel()
-	actor := actorOf(identity.From(r.Context()))
+	actor := identity.From(r.Context()).Actor()
 	if _, err := rc.chain.Append(ctx, auditchain.Event{Type: typ, Actor: actor, Subject: subject, Details: details}); err != nil && rc.log != nil {
 		rc.log.Error("admin action not recorded on the audit chain", "event_type", typ, "actor", actor, "subject", subject, "err", err)
 	}
-}
-
-// actorOf names who acted: "admin" for the admin key, else the
-// principal's "<kind>:<id>".
-func actorOf(p *identity.Principal) string {
-	switch {
-	case p == nil:
-		return identity.Anonymous.String()
-	case p.Kind == identity.Admin:
-		return identity.Admin.String()
-	}
-	return p.Caller()
 }
 
 // auditLogs answers GET /api/audit/logs: chain entries, newest first,

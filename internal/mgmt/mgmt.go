@@ -32,9 +32,15 @@ import (
 // Deps are what the management API needs.
 type Deps struct {
 	AdminKey string
-	Keys     *auth.Keys
-	Vault    *keyvault.Vault
-	Logs     audit.Store
+	// Auth, when set, decides who is an admin instead of AdminKey alone
+	// (the admin key and admin-role sign-in tokens).
+	Auth auth.Authenticator
+	// Extra are routes served beside the guarded API, unauthenticated by
+	// it (sign-in's, which authenticate themselves); may be nil.
+	Extra func(mux *http.ServeMux)
+	Keys  *auth.Keys
+	Vault *keyvault.Vault
+	Logs  audit.Store
 	// LogReader serves /api/vas/logs and /api/vas/metrics over the hot
 	// tier and Logs (nil: Logs alone).
 	LogReader *audit.Reader
@@ -165,7 +171,14 @@ func (a *API) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	app.Health(mux, a.d.Probes)
-	mux.Handle("/", auth.Guard(auth.Chain{auth.AdminKey(a.d.AdminKey)}, serve(validURL(rt.mux), a.d.Log)))
+	var authn auth.Authenticator = auth.Chain{auth.AdminKey(a.d.AdminKey)}
+	if a.d.Auth != nil {
+		authn = a.d.Auth
+	}
+	if a.d.Extra != nil {
+		a.d.Extra(mux)
+	}
+	mux.Handle("/", auth.Guard(authn, serve(validURL(rt.mux), a.d.Log)))
 	return mux
 }
 

@@ -58,10 +58,11 @@ func (s *System) Enforcer() (*enforcer, error) {
 		db := part(&err, s.SQL)
 		eng := part(&err, s.Engine)
 		keys := part(&err, s.Keys)
+		dir := part(&err, s.Teams)
 		if err != nil {
 			return nil, err
 		}
-		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), eng: eng, keys: keys,
+		e := &enforcer{store: policy.NewSQLStore(db, nil), ev: policy.NewEvaluator(eng, nil), eng: eng, keys: keys, teams: dir,
 			def: s.Config.DefaultPreset, cache: map[callerKey]resolved{}}
 		s.runs("policy-stats", e.flushStats)
 		return e, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/svc-gateway/svc/internal/proxy"
 	"github.com/svc-gateway/svc/internal/responses"
 	"github.com/svc-gateway/svc/internal/route"
+	"github.com/svc-gateway/svc/internal/teams"
 )
 
 // constructor builds one component over the shared System.
@@ -93,6 +94,8 @@ func newProxy(s *System) (*app.Service, error) {
 	db := part(&err, s.SQL)
 	beats := part(&err, s.Heartbeat)
 	enf := part(&err, s.Enforcer)
+	si := part(&err, s.SignIn)
+	dir := part(&err, s.Teams)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +116,7 @@ func newProxy(s *System) (*app.Service, error) {
 		return nil, err
 	}
 	px := proxy.New(proxy.Deps{
-		Auth: auth.Chain{keys}, Access: keys, LimitSource: keyLimits{keys}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
+		Auth: append(auth.Chain{keys}, si.authenticators()...), Access: models{keys, dir}, LimitSource: keyLimits{keys, dir}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
@@ -123,7 +126,17 @@ func newProxy(s *System) (*app.Service, error) {
 	})
 	// Provider spend still being added finishes before the stores close.
 	s.onClose(px.Settled)
-	srv, err := s.serve(config.Proxy, px)
+	eng := part(&err, s.Engine)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := newToolGateway(s, keys, mcpLimits{limiter: limiter, source: keyLimits{keys, dir}},
+		mcpScanner{enf: enf, eng: eng, family: defaultToolFamily(), timeout: cfg.ComplianceTimeout},
+		mcpRecorder{log: logger})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := s.serve(config.Proxy, withTools{proxy: px, tools: tools, strip: si.proxies.Strip})
 	if err != nil {
 		return nil, err
 	}
@@ -158,27 +171,38 @@ func newManagement(s *System) (*app.Service, error) {
 	notifier := part(&err, s.Alerts)
 	chain := part(&err, s.Chain)
 	beats := part(&err, s.Heartbeat)
+	si := part(&err, s.SignIn)
+	dir := part(&err, s.Teams)
 	if err != nil {
 		return nil, err
 	}
-	api := mgmt.New(mgmt.Deps{AdminKey: admin, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
+	authn := append(auth.Chain{auth.AdminKey(admin)}, si.authenticators()...)
+	guard := func(h http.Handler) http.Handler { return auth.Guard(authn, h) }
+	signin := si.api(guard)
+	extra := func(mux *http.ServeMux) { signin.Register(mux); dir.Register(mux, guard) }
+	api := mgmt.New(mgmt.Deps{AdminKey: admin, Auth: authn, Extra: extra, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
 		Alerts: notifier, Chain: chain, Analytics: analytics.NewRollups(db), Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,
 		Limits: limiter, Cache: cache.NewAdmin(kv), EnvKeys: envKeys(s.Registry()), Probes: probes, Log: s.Log,
 		Heartbeats: beats, Providers: providerStates(s.Registry(), vault), Backlog: s.backlog})
-	srv, err := s.serve(config.Management, api)
+	srv, err := s.serve(config.Management, stripped{api, si.proxies.Strip})
 	if err != nil {
 		return nil, err
 	}
 	return &app.Service{Server: srv, Background: []app.Component{beats.Component(config.Management, nil)}}, nil
 }
 
-// keyLimits resolves a principal's limits from its virtual key's record
-// (limit.Source); other principals have none yet (sign-in brings team and
-// user records).
-type keyLimits struct{ keys *auth.Keys }
+// keyLimits resolves a principal's limits (limit.Source): a virtual key's
+// from its record, a signed-in user's from their team's.
+type keyLimits struct {
+	keys *auth.Keys
+	dir  *teams.Directory
+}
 
 func (k keyLimits) Limits(ctx context.Context, p *identity.Principal) (limit.Limits, error) {
+	if p.Kind == identity.User && k.dir != nil {
+		return teamLimits(k.dir, p)
+	}
 	if p.Kind != identity.VirtualKey {
 		return limit.Limits{}, nil
 	}

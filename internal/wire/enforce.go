@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/policy"
 	"github.com/svc-gateway/svc/internal/proxy"
+	"github.com/svc-gateway/svc/internal/teams"
 )
 
 // enforcer is the proxy's Enforcer in process: the caller's preset from
@@ -26,6 +27,7 @@ type enforcer struct {
 	ev    *policy.Evaluator
 	eng   *compliance.Engine
 	keys  *auth.Keys
+	teams *teams.Directory // nil: users' teams name no policy set
 	def   string
 
 	mu    sync.Mutex
@@ -156,30 +158,63 @@ func (e *enforcer) resolve(ctx context.Context, p *identity.Principal) (resolved
 	var keyID, teamID string
 	if p != nil {
 		teamID = p.TeamID
+		own, err := e.ownSet(ctx, p)
+		if err != nil {
+			return resolved{}, err
+		}
+		if own != "" {
+			return e.preset(ctx, own)
+		}
 		if p.Kind == identity.VirtualKey {
 			keyID = p.ID
-			vk, err := e.keys.Record(ctx, p.ID)
-			if err != nil {
-				return resolved{}, err
-			}
-			if vk.PolicySet != "" {
-				// The key's own preset (id or name) comes first; a name no
-				// preset has may be a built-in compliance family.
-				_, pols, err := e.store.Resolve(ctx, "", "", nil, vk.PolicySet)
-				if errors.Is(err, policy.ErrUnknownPreset) {
-					if fam, ok := compliance.Policies[strings.ToLower(vk.PolicySet)]; ok {
-						return resolved{family: fam}, nil
-					}
-				}
-				if err != nil {
-					return resolved{}, err
-				}
-				return resolved{policies: nonNil(pols)}, nil
-			}
 		}
 	}
-	pr, pols, err := e.store.Resolve(ctx, keyID, teamID, nil, e.def)
+	pr, pols, err := e.store.Resolve(ctx, keyID, teamID, assignees(p), e.def)
 	if err != nil || pr == nil {
+		return resolved{}, err
+	}
+	return resolved{policies: nonNil(pols)}, nil
+}
+
+// assignees are the role names a preset assignment of kind role may name
+// for p: a signed-in user's roles (admin, user), then their groups.
+func assignees(p *identity.Principal) []string {
+	if p == nil || p.Kind != identity.User {
+		return nil
+	}
+	return append(slices.Clone(p.Roles), p.Groups...)
+}
+
+// ownSet is the policy set a caller's own record names: its key's, or a
+// signed-in user's team's ("" when none).
+func (e *enforcer) ownSet(ctx context.Context, p *identity.Principal) (string, error) {
+	switch {
+	case p.Kind == identity.VirtualKey:
+		vk, err := e.keys.Record(ctx, p.ID)
+		if err != nil {
+			return "", err
+		}
+		return vk.PolicySet, nil
+	case p.Kind == identity.User && e.teams != nil:
+		t, err := e.teams.Of(p)
+		if err != nil || t == nil {
+			return "", err
+		}
+		return t.PolicySet, nil
+	}
+	return "", nil
+}
+
+// preset resolves a policy set named by a record: a preset (id or name)
+// first; a name no preset has may be a built-in compliance family.
+func (e *enforcer) preset(ctx context.Context, name string) (resolved, error) {
+	_, pols, err := e.store.Resolve(ctx, "", "", nil, name)
+	if errors.Is(err, policy.ErrUnknownPreset) {
+		if fam, ok := compliance.Policies[strings.ToLower(name)]; ok {
+			return resolved{family: fam}, nil
+		}
+	}
+	if err != nil {
 		return resolved{}, err
 	}
 	return resolved{policies: nonNil(pols)}, nil

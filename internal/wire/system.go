@@ -35,6 +35,7 @@ import (
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/rediskv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/teams"
 	"github.com/svc-gateway/svc/internal/upstream"
 )
 
@@ -86,6 +87,8 @@ type System struct {
 	compliance lazy[*Compliance]
 	engine     lazy[*compliance.Engine]
 	enforcer   lazy[*enforcer]
+	signin     lazy[*signIn]
+	teams      lazy[*teams.Directory]
 }
 
 // lazy is a part built on first use; a failed build is not retried.

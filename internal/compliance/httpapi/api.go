@@ -131,7 +131,7 @@ func (a *API) authenticate(r *http.Request, admin bool) (*identity.Principal, er
 		}
 		return nil, apierr.New(apierr.Unauthenticated, "invalid_api_key", "the compliance API needs Authorization: Bearer <ADMIN_API_KEY or a virtual key>")
 	}
-	if admin && p.Kind != identity.Admin {
+	if admin && !p.IsAdmin() {
 		return nil, apierr.New(apierr.Forbidden, "admin_required", "this route needs the admin key")
 	}
 	return p, nil
@@ -175,7 +175,7 @@ func orgOf(ctx context.Context, org string) string {
 	if org != "" {
 		return org
 	}
-	if p := identity.From(ctx); p != nil && p.Kind != identity.Admin {
+	if p := identity.From(ctx); p != nil && !p.IsAdmin() {
 		return p.Tenant()
 	}
 	return "default"

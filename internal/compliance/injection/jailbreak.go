@@ -157,8 +157,14 @@ func (sc *scanner) noRestrictions(i int) {
 	case sc.near(nb, i+1, 6, cYou|cAI):
 		z += 0.6
 	}
+	if sc.complement(i) && !sc.isAny(i+2, anyKind) {
+		z -= 1.0 // "not bound by the rules of grammar"
+	}
 	sc.add(famJailbreak, nb, i+1, z)
 }
+
+// anyKind follow "no restrictions of …" in a jailbreak: "of any kind".
+var anyKind = []string{"any", "all", "whatever", "kind", "sort"}
 
 // jailbreakAdj: "you are an unfiltered AI", "jailbroken", "uncensored mode".
 func (sc *scanner) jailbreakAdj(i int) {

@@ -327,3 +327,33 @@ func TestNegativesHoldNoValue(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicSet keeps the public set's splits apart and of a size worth
+// measuring, each row naming the repository and file it was taken from.
+func TestPublicSet(t *testing.T) {
+	texts := map[string]string{}
+	for _, sp := range splits {
+		rows, err := LoadInjections(file(PublicSet, sp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var attacks, benign int
+		for _, r := range rows {
+			if r.Positive() {
+				attacks++
+			} else {
+				benign++
+			}
+			if repo, _, ok := strings.Cut(r.Source, ":"); !ok || strings.Count(repo, "/") != 1 {
+				t.Errorf("%s: source %q, want owner/repo:path", sp, r.Source)
+			}
+			if other, ok := texts[r.Text]; ok && other != sp {
+				t.Errorf("text in both splits: %.60q", r.Text)
+			}
+			texts[r.Text] = sp
+		}
+		if attacks < 20 || benign < 50 {
+			t.Errorf("%s: %d attacks and %d benign rows, want >= 20 and >= 50", sp, attacks, benign)
+		}
+	}
+}

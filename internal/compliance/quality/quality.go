@@ -27,6 +27,11 @@ const (
 	SplitHeldOut = "heldout"
 )
 
+// PublicSet is the name of the injection set of prompts from public
+// collections, in both splits (injection_public_tune.jsonl,
+// injection_public_heldout.jsonl).
+const PublicSet = "injection_public"
+
 // Labels of an InjectionRow.
 const (
 	LabelInjection = "injection"

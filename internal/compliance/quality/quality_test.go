@@ -232,8 +232,12 @@ func TestRunPerfect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pub, err := decodeEmbedded(file(PublicSet, SplitHeldOut), checkInjection)
+	if err != nil {
+		t.Fatal(err)
+	}
 	attack := map[string]bool{}
-	for _, r := range inj {
+	for _, r := range append(inj, pub...) {
 		attack[r.Text] = r.Positive()
 	}
 	var out bytes.Buffer
@@ -249,7 +253,7 @@ func TestRunPerfect(t *testing.T) {
 	if u := s.Unmet(); len(u) != 0 {
 		t.Errorf("perfect scanners miss targets: %v", u)
 	}
-	if s.Injection.AUC != 1 || s.HardNeg.FPRate != 0 {
+	if s.Injection.AUC != 1 || s.Public.AUC != 1 || s.HardNeg.FPRate != 0 {
 		t.Errorf("AUC %v, hard-negative FP %v; want 1 and 0", s.Injection.AUC, s.HardNeg.FPRate)
 	}
 	if !strings.Contains(out.String(), "all targets met") || strings.Contains(out.String(), "missed entities") {

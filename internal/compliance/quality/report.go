@@ -139,8 +139,12 @@ type Summary struct {
 	Spans     SpanReport
 	HardNeg   HardNegReport
 	Injection InjectionReport
-	// Injected reports whether an injection scorer was given (Injection is
-	// empty otherwise).
+	// Public is the injection scorer's figures on the same split of the
+	// public set (injection_public_*.jsonl: prompts from public
+	// collections, see testdata/SOURCES.md).
+	Public InjectionReport
+	// Injected reports whether an injection scorer was given (Injection and
+	// Public are empty otherwise).
 	Injected bool
 }
 
@@ -174,6 +178,14 @@ func (s Summary) Unmet() []string {
 		}
 		if s.Injection.SecurityAdjacentFPRate > TargetSecurityAdjacentFP {
 			out = append(out, fmt.Sprintf("injection false positives on benign security-adjacent text %.1f%%, want <= %.0f%%", 100*s.Injection.SecurityAdjacentFPRate, 100*TargetSecurityAdjacentFP))
+		}
+		// The public set holds too few security-adjacent rows to measure
+		// them apart: its false-positive target is on all its benign rows.
+		if s.Public.F1 < TargetInjectionF1 {
+			out = append(out, fmt.Sprintf("public-injection F1 %.3f, want >= %.2f", s.Public.F1, TargetInjectionF1))
+		}
+		if s.Public.FPRate > TargetSecurityAdjacentFP {
+			out = append(out, fmt.Sprintf("public-injection false positives %.1f%% of benign, want <= %.0f%%", 100*s.Public.FPRate, 100*TargetSecurityAdjacentFP))
 		}
 	}
 	return out
@@ -227,6 +239,11 @@ func RunWith(w io.Writer, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 		s.Injection, s.Injected = EvaluateInjection(rows, o.Injection, o.Threshold), true
+		pub, err := decodeEmbedded(file(PublicSet), checkInjection)
+		if err != nil {
+			return Summary{}, err
+		}
+		s.Public = EvaluateInjection(pub, o.Injection, o.Threshold)
 	}
 	examples := o.Examples
 	if o.Split == SplitHeldOut {
@@ -255,6 +272,8 @@ func (s Summary) Format(examples int) string {
 	b.WriteString(s.HardNeg.Format())
 	if s.Injected {
 		b.WriteString(s.Injection.Format())
+		fmt.Fprintf(&b, "public set (%s_%s.jsonl):\n", PublicSet, s.Split)
+		b.WriteString(s.Public.Format())
 	}
 	if unmet := s.Unmet(); len(unmet) > 0 {
 		b.WriteString("targets not met:\n")
@@ -270,6 +289,8 @@ func (s Summary) Format(examples int) string {
 		spanErrors(&b, "flagged hard negatives", s.HardNeg.Flagged, examples)
 		injErrors(&b, "missed attacks", s.Injection.Missed, examples)
 		injErrors(&b, "false alarms", s.Injection.FalseAlarms, examples)
+		injErrors(&b, "public set: missed attacks", s.Public.Missed, examples)
+		injErrors(&b, "public set: false alarms", s.Public.FalseAlarms, examples)
 	}
 	return b.String()
 }

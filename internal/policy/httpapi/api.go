@@ -143,7 +143,7 @@ func (a *API) serve(h handler) http.Handler {
 func (a *API) admin(r *http.Request) error {
 	if a.d.Auth != nil {
 		p, err := a.d.Auth.Authenticate(r.Context(), auth.FromRequest(r, false))
-		if err == nil && p != nil && p.Kind == identity.Admin {
+		if err == nil && p.IsAdmin() {
 			return nil
 		}
 	}

@@ -39,6 +39,31 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{tx: tx, d: d}, nil
 }
 
+// Stmt is a statement prepared once (DB.Prepare) and run many times, in
+// transactions (Tx.ExecStmt) or not: the database parses it once per
+// connection of the pool instead of at every run. Safe for concurrent use;
+// close it when done (DB.Close also releases it).
+type Stmt struct {
+	s *sql.Stmt
+}
+
+// Prepare prepares query, written with ? placeholders like Exec's.
+func (d *DB) Prepare(ctx context.Context, query string) (*Stmt, error) {
+	s, err := d.db.PrepareContext(ctx, d.q(query))
+	if err != nil {
+		return nil, err
+	}
+	return &Stmt{s: s}, nil
+}
+
+// Exec runs the prepared statement outside a transaction.
+func (s *Stmt) Exec(ctx context.Context, args ...any) (sql.Result, error) {
+	return s.s.ExecContext(ctx, args...)
+}
+
+// Close releases the statement on every connection it was prepared on.
+func (s *Stmt) Close() error { return s.s.Close() }
+
 // Tx is a transaction begun by DB.Begin; its statements are rebound as DB's.
 // End it with Commit or Rollback.
 type Tx struct {
@@ -49,6 +74,13 @@ type Tx struct {
 // Exec runs a statement that returns no rows within the transaction.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return t.tx.ExecContext(ctx, t.d.q(query), args...)
+}
+
+// ExecStmt runs the prepared statement s, of the same DB, within the
+// transaction; it is prepared on the transaction's connection the first
+// time that connection runs it, and reused after.
+func (t *Tx) ExecStmt(ctx context.Context, s *Stmt, args ...any) (sql.Result, error) {
+	return t.tx.StmtContext(ctx, s.s).ExecContext(ctx, args...)
 }
 
 // Query runs a statement that returns rows within the transaction.

@@ -3,7 +3,8 @@
 // (pgx): Open picks the dialect from the URL and applies the schema (one
 // sequence of embedded, numbered goose migrations per dialect, for every
 // domain's tables); DB runs statements written once with ? placeholders,
-// rebound to $n for PostgreSQL (Exec, Query, QueryRow, Begin); errors are
+// rebound to $n for PostgreSQL (Exec, Query, QueryRow, Begin; Prepare for a
+// statement run many times); errors are
 // classified by driver code (IsUniqueViolation, IsDataError); times convert
 // to the stored form (Micros, FromMicros); text a database cannot hold is
 // escaped (EscapeText, EscapeJSON, ASCIIText, ASCIIJSON).

@@ -106,7 +106,10 @@ func exerciseWindow(t *testing.T, open func(t *testing.T) CounterKV) {
 		}
 		placed := time.Now()
 		time.Sleep(win / 2)
-		if r := window(1); !r.Allowed || r.Used != 3 {
+		// The first entry counts while its window lasts: a call that ends
+		// before start+win saw it (on a loaded machine the sleep may
+		// overshoot the window, and then only "allowed" holds).
+		if r := window(1); !r.Allowed || time.Since(start) < win && r.Used != 3 {
 			t.Fatalf("second Window(1): got %+v, want allowed, used 3", r)
 		}
 		r := window(1)

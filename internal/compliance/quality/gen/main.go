@@ -73,6 +73,7 @@ func run(dir string) error {
 func build() (map[string][]byte, error) {
 	presTune, presHeld := presidioTemplates()
 	files := map[string][]byte{}
+	var heldOutInj []injRow
 	for _, sp := range []struct {
 		name      string
 		seed      uint64
@@ -89,6 +90,9 @@ func build() (map[string][]byte, error) {
 		neg := hardNegRows(rand.New(rand.NewPCG(sp.seed, 2)), sp.heldOut)
 		inj := injectionRows(rand.New(rand.NewPCG(sp.seed, 3)), sp.heldOut)
 		inj = append(inj, publicInjections(sp.heldOut)...)
+		if sp.heldOut {
+			heldOutInj = inj
+		}
 		var err error
 		if files["pii_"+sp.name+".jsonl"], err = jsonl(pii); err != nil {
 			return nil, err
@@ -99,6 +103,16 @@ func build() (map[string][]byte, error) {
 		if files["injection_"+sp.name+".jsonl"], err = jsonl(inj); err != nil {
 			return nil, err
 		}
+	}
+	pubTune, pubHeld, _, err := publicSplit(heldOutInj)
+	if err != nil {
+		return nil, err
+	}
+	if files[publicSetName+"_tune.jsonl"], err = jsonl(pubTune); err != nil {
+		return nil, err
+	}
+	if files[publicSetName+"_heldout.jsonl"], err = jsonl(pubHeld); err != nil {
+		return nil, err
 	}
 	return files, nil
 }

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"github.com/svc-gateway/svc/internal/egress"
+
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// SSOSettings are sign-in's server-side settings. The sso.* ones are the
+// spec's file settings (nested or dotted in SVC_CONFIG, not the
+// environment, whose names cannot hold a dot).
+type SSOSettings struct {
+	KerberosEnabled          bool
+	KerberosServicePrincipal string
+	KerberosKeytabPath       string
+	// KerberosDecodePAC reads the groups of Active Directory tickets (their
+	// PAC); off for MIT KDCs, which issue none gokrb5 can read.
+	KerberosDecodePAC bool
+	// KerberosAdminGroups are the admin group patterns for Kerberos
+	// sign-ins (nil: the configuration's admin_groups).
+	KerberosAdminGroups []string
+	// TrustedProxyCIDRs are the authenticating proxies whose identity
+	// headers count; empty: none.
+	TrustedProxyCIDRs []netip.Prefix
+	// OIDCClientSecret and OIDCRedirectURI serve the browser flow.
+	OIDCClientSecret string
+	OIDCRedirectURI  string
+	// JWTSigningKey (SVC_JWT_SIGNING_KEY) signs the internal JWTs; empty:
+	// one derived from the master key. JWTPreviousKeys
+	// (SVC_JWT_PREVIOUS_KEYS, comma-separated) still verify.
+	JWTSigningKey   string
+	JWTPreviousKeys []string
+	// JWTTTL (SVC_JWT_TTL) is a token's lifetime.
+	JWTTTL time.Duration
+}
+
+// dotted reads a file setting; false when unset or empty.
+func (p *parser) dotted(name string) (string, bool) {
+	v, ok := p.lookup(name)
+	return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
+}
+
+func (p *parser) sso() SSOSettings {
+	s := SSOSettings{
+		OIDCClientSecret: p.str("OIDC_CLIENT_SECRET", ""),
+		OIDCRedirectURI:  p.str("OIDC_REDIRECT_URI", ""),
+		JWTSigningKey:    p.str("SVC_JWT_SIGNING_KEY", ""),
+		JWTPreviousKeys:  p.list("SVC_JWT_PREVIOUS_KEYS"),
+		JWTTTL:           p.duration("SVC_JWT_TTL", time.Hour, time.Minute),
+	}
+	if s.JWTTTL > 24*time.Hour {
+		p.bad("SVC_JWT_TTL", "at most 24h: a sign-in token is short-lived")
+	}
+	if v, ok := p.dotted("sso.kerberos.enabled"); ok {
+		switch strings.ToLower(v) {
+		case "true", "1", "yes":
+			s.KerberosEnabled = true
+		case "false", "0", "no":
+		default:
+			p.bad("sso.kerberos.enabled", "must be true or false")
+		}
+	}
+	s.KerberosServicePrincipal, _ = p.dotted("sso.kerberos.service_principal")
+	s.KerberosKeytabPath, _ = p.dotted("sso.kerberos.keytab_path")
+	s.KerberosDecodePAC = p.boolean("sso.kerberos.decode_pac", false)
+	if v, ok := p.dotted("sso.kerberos.admin_groups"); ok {
+		for g := range strings.SplitSeq(v, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				s.KerberosAdminGroups = append(s.KerberosAdminGroups, g)
+			}
+		}
+	}
+	if s.KerberosEnabled && (s.KerberosServicePrincipal == "" || s.KerberosKeytabPath == "") {
+		p.bad("sso.kerberos.enabled", "needs sso.kerberos.service_principal and sso.kerberos.keytab_path")
+	}
+	if v, ok := p.dotted("sso.trusted_proxy_cidrs"); ok {
+		s.TrustedProxyCIDRs = p.prefixesOf("sso.trusted_proxy_cidrs", strings.Split(v, ","))
+	}
+	if s.OIDCRedirectURI != "" && egress.CheckSecureURL(s.OIDCRedirectURI) != nil {
+		p.bad("OIDC_REDIRECT_URI", "must be an absolute https URL (http only to a loopback address)")
+	}
+	return s
+}

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/providertest"
+)
+
+// signIn posts to /api/auth/sso/signin on the management port with hdr.
+func signIn(t *testing.T, g *gateway, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	st, _, out := signInHeaders(t, g, hdr)
+	return st, out
+}
+
+// signInHeaders is signIn with the answer's headers.
+func signInHeaders(t *testing.T, g *gateway, hdr map[string]string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", g.mgmt+"/api/auth/sso/signin", nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, resp.Header, out
+}
+
+// TestSignInTrustedHeaders signs users in through an authenticating proxy
+// (trusted headers from 127.0.0.1), then uses their tokens with the OpenAI
+// SDK on the proxy and on the management API: attribution in the audit
+// entry, the admin role, revocation; identity headers are never sent
+// upstream.
+func TestSignInTrustedHeaders(t *testing.T) {
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32"})
+	st, out := signIn(t, g, map[string]string{"X-Remote-User": "alice@corp.example", "X-User-Groups": "svc-Admins,eng",
+		"X-User-Department": "R&D", "X-User-Email": "alice@corp.example"})
+	tok, _ := out["token"].(string)
+	user, _ := out["user"].(map[string]any)
+	if st != 200 || tok == "" || out["token_type"] != "Bearer" || user["username"] != "alice" || user["auth_method"] != "proxy_headers" {
+		t.Fatalf("sign-in: %d %v", st, out)
+	}
+	// The token on the proxy, with the OpenAI SDK; the caller's identity
+	// headers stop at svc.
+	c := g.client(tok)
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi"),
+		option.WithHeader("X-Remote-User", "mallory")); err != nil {
+		t.Fatalf("chat with the sign-in token: %v", err)
+	}
+	if h := lastChat(t, fake).Header; h.Get("X-Remote-User") != "" || strings.Contains(h.Get("Authorization"), tok) {
+		t.Errorf("the upstream saw the caller's identity header or token: %v", h)
+	}
+	entries := g.logEntries("user_id=alice", 1)
+	if e := entries[0]; e["key_id"] != nil && e["key_id"] != "" {
+		t.Errorf("a user's entry names a key: %v", e["key_id"])
+	} else if u, _ := e["user"].(map[string]any); u == nil || u["department"] != "R&D" || !slices.Contains(anyStrings(u["groups"]), "svc-Admins") {
+		t.Errorf("the entry's user: %v", e["user"])
+	}
+	// An admin-role token works on the management API; a user's does not.
+	if st := adminAs(t, g, tok, "/api/enterprise/vkeys"); st != 200 {
+		t.Errorf("an admin-role token on management: %d", st)
+	}
+	_, out = signIn(t, g, map[string]string{"X-Remote-User": "bob", "X-User-Groups": "eng"})
+	bob, _ := out["token"].(string)
+	if st := adminAs(t, g, bob, "/api/enterprise/vkeys"); st != 401 {
+		t.Errorf("a user-role token on management: %d, want 401", st)
+	}
+	// Revocation: refused at once.
+	if st := g.admin("POST", "/api/auth/sso/revoke", map[string]any{"username": "alice"}, nil); st != 200 {
+		t.Fatalf("revoke: %d", st)
+	}
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); statusOf(err) != 401 {
+		t.Errorf("a revoked user's token: %v, want 401", err)
+	}
+}
+
+// TestSignInUntrustedHeaders: identity headers from an address outside
+// sso.trusted_proxy_cidrs sign nobody in, on sign-in or on the proxy.
+func TestSignInUntrustedHeaders(t *testing.T) {
+	g := start(t, providertest.NewOpenAI(t), config.Map{"sso.trusted_proxy_cidrs": "10.9.9.9/32"})
+	if st, out := signIn(t, g, map[string]string{"X-Remote-User": "alice", "X-User-Groups": "svc-Admins"}); st != 401 {
+		t.Errorf("sign-in from an untrusted address: %d %v", st, out)
+	}
+	resp, _ := g.post("/v1/chat/completions", "", []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`),
+		map[string]string{"X-Remote-User": "alice"})
+	if resp.StatusCode != 401 {
+		t.Errorf("a chat with identity headers only: %d, want 401", resp.StatusCode)
+	}
+	var cfg map[string]any
+	if st := g.admin("GET", "/api/auth/sso/config", nil, &cfg); st != 200 || cfg["success"] != false {
+		t.Errorf("the unconfigured config: %d %v", st, cfg)
+	}
+}
+
+// adminAs GETs a management path with tok as the bearer.
+func adminAs(t *testing.T, g *gateway, tok, path string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", g.mgmt+path, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// oidcIssuer is a local OIDC identity provider: discovery and a JWKS with
+// one RSA key; sign makes ID tokens with it.
+type oidcIssuer struct {
+	url  string
+	key  *rsa.PrivateKey
+	sign func(claims jwt.MapClaims) string
+}
+
+func newOIDCIssuer(t *testing.T) *oidcIssuer {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := &oidcIssuer{key: key}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.url, "jwks_uri": iss.url + "/jwks",
+			"authorization_endpoint": iss.url + "/authorize", "token_endpoint": iss.url + "/token",
+			"id_token_signing_alg_values_supported": []string{"RS256"}, "response_types_supported": []string{"code"},
+			"subject_types_supported": []string{"public"}})
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		b64 := base64.RawURLEncoding.EncodeToString
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
+			"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes())}}})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	iss.url = srv.URL
+	iss.sign = func(c jwt.MapClaims) string {
+		now := time.Now()
+		base := jwt.MapClaims{"iss": iss.url, "aud": "svc-app", "sub": "u-1", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		for k, v := range c {
+			base[k] = v
+		}
+		tk := jwt.NewWithClaims(jwt.SigningMethodRS256, base)
+		tk.Header["kid"] = "k1"
+		s, err := tk.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	return iss
+}
+
+// TestSignInOIDC: an ID token from a configured issuer is exchanged for
+// svc's token (roles from the configured admin groups), which works with
+// the OpenAI SDK; a token for another audience names the check.
+func TestSignInOIDC(t *testing.T) {
+	idp := newOIDCIssuer(t)
+	fake := providertest.NewOpenAI(t)
+	g := start(t, fake, nil)
+	if st := g.admin("POST", "/api/auth/sso/config", map[string]any{"client_id": "svc-app", "issuer": idp.url,
+		"admin_groups": []string{"ai-admins"}}, nil); st != 200 {
+		t.Fatalf("config: %d", st)
+	}
+	st, out := signIn(t, g, map[string]string{"Authorization": "Bearer " + idp.sign(jwt.MapClaims{
+		"email": "carol@corp.example", "groups": []string{"ai-admins", "eng"}, "name": "Carol C", "department": "Ops"})})
+	user, _ := out["user"].(map[string]any)
+	tok, _ := out["token"].(string)
+	if st != 200 || user["username"] != "carol" || !strings.HasPrefix(fmt.Sprint(user["auth_method"]), "oidc:") ||
+		!slices.Contains(anyStrings(user["roles"]), "admin") {
+		t.Fatalf("OIDC sign-in: %d %v", st, out)
+	}
+	c := g.client(tok)
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); err != nil {
+		t.Fatalf("chat with the token: %v", err)
+	}
+	if e := g.logEntries("user_id=carol", 1)[0]; fmt.Sprint(e["user"]) == "<nil>" {
+		t.Errorf("entry %v", e)
+	}
+	for name, claims := range map[string]jwt.MapClaims{
+		"audience": {"aud": "another-app", "email": "x@y"},
+		"expired":  {"exp": time.Now().Add(-time.Hour).Unix(), "email": "x@y"},
+		"issuer":   {"iss": "https://evil.example", "email": "x@y"},
+	} {
+		st, out := signIn(t, g, map[string]string{"Authorization": "Bearer " + idp.sign(claims)})
+		if st != 401 || !strings.Contains(jsonText(out), name) {
+			t.Errorf("%s: %d %v, want a 401 naming it", name, st, out)
+		}
+	}
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestTeamLimits: a team's limit holds across its signed-in members, and
+// its model allow-list restricts them; a user outside it is unaffected.
+func TestTeamLimits(t *testing.T) {
+	g := start(t, providertest.NewOpenAI(t), config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32"})
+	var team map[string]any
+	if st := g.admin("POST", "/api/teams", map[string]any{"team_id": "eng", "rpm_limit": 3,
+		"model_allowlist": []string{"gpt-4o-mini"}}, &team); st != 200 || team["budget_period"] != "monthly" {
+		t.Fatalf("create team: %d %v", st, team)
+	}
+	if st := g.admin("POST", "/api/teams", map[string]any{"team_id": "x", "rpm_limit": -1}, nil); st != 400 {
+		t.Errorf("a negative limit: %d, want 400", st)
+	}
+	tokenOf := func(user, groups string) string {
+		_, out := signIn(t, g, map[string]string{"X-Remote-User": user, "X-User-Groups": groups})
+		tok, _ := out["token"].(string)
+		if tok == "" {
+			t.Fatalf("sign-in %s: %v", user, out)
+		}
+		return tok
+	}
+	ann, bob, cy := g.client(tokenOf("ann", "eng")), g.client(tokenOf("bob", "other,eng")), g.client(tokenOf("cy", "sales"))
+	ctx := context.Background()
+	for i, c := range []*openai.Client{&ann, &bob, &ann} {
+		if _, err := c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "hi")); err != nil {
+			t.Fatalf("team call %d: %v", i+1, err)
+		}
+	}
+	if _, err := bob.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "hi")); statusOf(err) != 429 {
+		t.Errorf("the team's fourth call in a minute: %v, want 429", err)
+	}
+	for range 4 {
+		if _, err := cy.Chat.Completions.New(ctx, chatParams("gpt-4o", "hi")); err != nil {
+			t.Fatalf("a user of no team: %v", err)
+		}
+	}
+	if st := g.admin("PUT", "/api/teams/eng", map[string]any{"model_allowlist": []string{"gpt-4o-mini"}}, nil); st != 200 {
+		t.Fatalf("update: %d", st)
+	}
+	if _, err := ann.Chat.Completions.New(ctx, chatParams("gpt-4o", "hi")); statusOf(err) != 403 {
+		t.Errorf("a model outside the team's allow-list: %v, want 403", err)
+	}
+}
+
+// TestSignInAcrossProcesses: a token minted by the management process is
+// good on a separate proxy process (the key derives from the shared master
+// key), and a revocation through management refuses it there within a
+// second.
+func TestSignInAcrossProcesses(t *testing.T) {
+	shared := with(sharedStores(t), "sso.trusted_proxy_cidrs", "127.0.0.1/32")
+	fake := providertest.NewOpenAI(t)
+	mg := start(t, fake, with(shared, "SERVICE_TYPE", "api-server"))
+	px := start(t, fake, with(shared, "SERVICE_TYPE", "proxy"))
+	_, out := signIn(t, mg, map[string]string{"X-Remote-User": "dana", "X-User-Groups": "eng"})
+	tok, _ := out["token"].(string)
+	c := px.client(tok)
+	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); err != nil {
+		t.Fatalf("management's token on the proxy process: %v", err)
+	}
+	if st := mg.admin("POST", "/api/auth/sso/revoke", map[string]any{"username": "dana"}, nil); st != 200 {
+		t.Fatalf("revoke: %d", st)
+	}
+	if !eventually(func() bool {
+		_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi"))
+		return statusOf(err) == 401
+	}) {
+		t.Error("the proxy process still accepts a token revoked through management a second later")
+	}
+}
+
+// TestRoleAssignedPreset: a preset assigned to a role (here a directory
+// group) checks the answers of the signed-in users in that group, and not
+// of the others.
+func TestRoleAssignedPreset(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("The card on file is 4111 1111 1111 1111."))
+	g := start(t, fake, config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32"})
+	var pol, preset struct{ ID string }
+	if code := g.policyCall("POST", "/api/policies", map[string]any{"name": "no-cards", "policy_type": "compliance",
+		"content": "Block any answer that contains a credit card number."}, &pol); code != 201 {
+		t.Fatalf("create policy: %d", code)
+	}
+	if code := g.policyCall("POST", "/api/presets", map[string]any{"name": "pci", "policy_ids": []string{pol.ID}}, &preset); code != 201 {
+		t.Fatalf("create preset: %d", code)
+	}
+	if code := g.policyCall("POST", "/api/policy/assignments", map[string]any{"kind": "role", "subject": "payments", "preset_id": preset.ID}, nil); code != 201 && code != 200 {
+		t.Fatalf("assign: %d", code)
+	}
+	tokenOf := func(user, groups string) string {
+		_, out := signIn(t, g, map[string]string{"X-Remote-User": user, "X-User-Groups": groups})
+		tok, _ := out["token"].(string)
+		return tok
+	}
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"card?"}]}`)
+	resp, b := g.post("/v1/chat/completions", tokenOf("pat", "payments"), body, nil)
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "no-cards") {
+		t.Errorf("a payments user's answer with a card number: %d %s, want the preset's block", resp.StatusCode, b)
+	}
+	if resp, b := g.post("/v1/chat/completions", tokenOf("eli", "eng"), body, nil); resp.StatusCode != 200 {
+		t.Errorf("a user outside the role: %d %s", resp.StatusCode, b)
+	}
+}

@@ -1,0 +1,239 @@
+package access_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/mcpgw/access"
+	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/storetest"
+)
+
+// propagation is how soon a decision made in one process must hold in
+// another: "about a second".
+const propagation = 1500 * time.Millisecond
+
+// countingSource counts the reads that reach the database.
+type countingSource struct {
+	access.Source
+	n atomic.Int32
+}
+
+func (c *countingSource) GrantedTools(ctx context.Context, user, server string) ([]string, error) {
+	c.n.Add(1)
+	return c.Source.GrantedTools(ctx, user, server)
+}
+
+// running starts g.Run until the test ends and waits until it follows the
+// bus.
+func running(t *testing.T, g *access.Grants) *access.Grants {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for !access.Following(g) {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not subscribe")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return g
+}
+
+func sqliteStore(t *testing.T) *access.SQLStore {
+	return access.NewSQLStore(storetest.OpenSQL(t, storetest.SQLBackends[0].URL(t)), nil)
+}
+
+var vkey = &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}
+
+func granted(t *testing.T, g *access.Grants, p *identity.Principal, server, tool string) bool {
+	t.Helper()
+	ok, err := g.Granted(t.Context(), p, server, tool)
+	if err != nil {
+		t.Fatalf("Granted: %v", err)
+	}
+	return ok
+}
+
+// eventually polls cond until it holds or within passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("%s: not after %s", what, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+}
+
+func TestGrantsCached(t *testing.T) {
+	st := sqliteStore(t)
+	src := &countingSource{Source: st}
+	g := running(t, access.NewGrants(src, memkv.New(), time.Hour, nil))
+	r := mustCreate(t, st, newRequest(vkey.Caller(), "github", "create_issue", "list_issues"))
+	if _, err := st.Approve(t.Context(), r.ID, "admin:admin"); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if !granted(t, g, vkey, "github", "create_issue") || granted(t, g, vkey, "github", "delete_repo") {
+			t.Fatal("wrong answer")
+		}
+	}
+	tools, err := g.Tools(t.Context(), vkey, "github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"create_issue", "list_issues"}, tools); diff != "" {
+		t.Errorf("Tools (-want +got):\n%s", diff)
+	}
+	tools[0] = "mutated" // the caller's copy
+	if !granted(t, g, vkey, "github", "create_issue") {
+		t.Error("changing Tools' answer changed the cache")
+	}
+	if n := src.n.Load(); n != 1 {
+		t.Errorf("%d database reads for one (requester, server), want 1", n)
+	}
+	granted(t, g, vkey, "jira", "x")
+	granted(t, g, &identity.Principal{Kind: identity.User, ID: "k1"}, "github", "create_issue")
+	if n := src.n.Load(); n != 3 {
+		t.Errorf("%d database reads for three (requester, server) pairs, want 3", n)
+	}
+	if granted(t, g, nil, "github", "create_issue") || granted(t, g, &identity.Principal{}, "github", "create_issue") {
+		t.Error("granted to no principal")
+	}
+}
+
+func TestGrantsNotRunning(t *testing.T) {
+	st := sqliteStore(t)
+	src := &countingSource{Source: st}
+	g := access.NewGrants(src, memkv.New(), time.Hour, nil) // no Run: no notices, so no cache
+	for range 3 {
+		granted(t, g, vkey, "github", "create_issue")
+	}
+	if n := src.n.Load(); n != 3 {
+		t.Errorf("%d database reads without Run, want 3 (uncached)", n)
+	}
+}
+
+// TestGrantsAcrossProcesses: two proxies' grants over one database and
+// one bus, cached for an hour: a decision taken through one reaches the
+// other through the bus alone.
+func TestGrantsAcrossProcesses(t *testing.T) {
+	buses := []struct {
+		name string
+		open func(t *testing.T) access.Bus
+	}{
+		{"memkv", func(t *testing.T) access.Bus { kv := memkv.New(); t.Cleanup(func() { kv.Close() }); return kv }},
+		{"Redis", func(t *testing.T) access.Bus { return storetest.RedisKV(t) }},
+	}
+	for _, b := range buses {
+		t.Run(b.name, func(t *testing.T) {
+			bus := b.open(t)
+			st := sqliteStore(t)
+			g1 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+			g2 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+			var decisions []access.Status
+			svc := access.NewService(access.Config{Store: st, Grants: g1,
+				OnDecision: func(_ context.Context, r access.Request) { decisions = append(decisions, r.Status) }})
+
+			r, err := svc.Create(t.Context(), newRequest(vkey.Caller(), "github", "create_issue"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if granted(t, g1, vkey, "github", "create_issue") || granted(t, g2, vkey, "github", "create_issue") {
+				t.Fatal("granted while pending")
+			}
+			if _, err := svc.Approve(t.Context(), r.ID, "admin:admin"); err != nil {
+				t.Fatal(err)
+			}
+			if !granted(t, g1, vkey, "github", "create_issue") {
+				t.Error("not granted at once in the process that approved")
+			}
+			eventually(t, propagation, "approval seen by the other process", func() bool {
+				return granted(t, g2, vkey, "github", "create_issue")
+			})
+			if granted(t, g2, vkey, "github", "delete_repo") {
+				t.Error("a tool not requested is granted")
+			}
+			if _, err := svc.Revoke(t.Context(), r.ID, "admin:admin", "done"); err != nil {
+				t.Fatal(err)
+			}
+			if granted(t, g1, vkey, "github", "create_issue") {
+				t.Error("still granted in the process that revoked")
+			}
+			eventually(t, propagation, "revocation seen by the other process", func() bool {
+				return !granted(t, g2, vkey, "github", "create_issue")
+			})
+			if diff := cmp.Diff([]access.Status{access.StatusApproved, access.StatusRevoked}, decisions); diff != "" {
+				t.Errorf("OnDecision saw (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// flakyBus is a bus whose pings fail while down is set.
+type flakyBus struct {
+	*memkv.KV
+	down atomic.Bool
+}
+
+func (b *flakyBus) Ping(ctx context.Context) error {
+	if b.down.Load() {
+		return errors.New("bus unreachable")
+	}
+	return b.KV.Ping(ctx)
+}
+
+// TestGrantsBusDown: while the bus does not answer, a notice may be lost,
+// so every question goes to the database; when it is back the cache is
+// used again.
+func TestGrantsBusDown(t *testing.T) {
+	st := sqliteStore(t)
+	src := &countingSource{Source: st}
+	bus := &flakyBus{KV: memkv.New()}
+	t.Cleanup(func() { bus.KV.Close() })
+	g := running(t, access.NewGrants(src, bus, time.Hour, nil))
+	granted(t, g, vkey, "github", "t")
+	granted(t, g, vkey, "github", "t")
+	if n := src.n.Load(); n != 1 {
+		t.Fatalf("%d reads with the bus up, want 1", n)
+	}
+	// A grant made while the bus is down, its notice lost: the cached "no"
+	// must not outlive the outage's detection.
+	bus.down.Store(true)
+	r := mustCreate(t, st, newRequest(vkey.Caller(), "github", "t"))
+	if _, err := st.Approve(t.Context(), r.ID, "admin:admin"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, propagation+time.Second, "grant seen with the bus down", func() bool {
+		return granted(t, g, vkey, "github", "t")
+	})
+	before := src.n.Load()
+	granted(t, g, vkey, "github", "t")
+	granted(t, g, vkey, "github", "t")
+	if n := src.n.Load() - before; n != 2 {
+		t.Errorf("%d reads for 2 questions with the bus down, want 2 (uncached)", n)
+	}
+	bus.down.Store(false)
+	eventually(t, propagation+time.Second, "cache used again with the bus back", func() bool {
+		before := src.n.Load()
+		granted(t, g, vkey, "github", "t")
+		granted(t, g, vkey, "github", "t")
+		return src.n.Load()-before <= 1
+	})
+}

@@ -1,0 +1,123 @@
+// Package httpapi is the tool gateway's HTTP surface on the proxy port:
+// `/{server_id}/mcp/` (a full MCP streamable-HTTP endpoint per registered
+// server, made with the MCP Go SDK's server and relayed to the upstream
+// session), `/mcp/` (every server the caller may use as one MCP server,
+// tools named `<server_id>__<tool>`) and `POST /mcp/v1/{server_id}/tools/call`
+// (one call as plain JSON or JSON-RPC, for callers without an MCP client).
+//
+// Every HTTP request is authenticated (401 before the SDK sees it), a
+// server not on the public internet is reachable only from
+// SVC_MCP_TRUSTED_CIDRS, and a tools/call is admitted under the caller's
+// limits before the SDK runs it, so a refusal has its HTTP status (402,
+// 429). The calls themselves go through mcpgw.Gateway.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/clientip"
+	"github.com/svc-gateway/svc/internal/mcpgw"
+)
+
+// Sessions gives the upstream session of a server, for the methods relayed
+// as they are (resources, prompts, completion).
+type Sessions interface {
+	Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, error)
+}
+
+// Deps are what the surface needs.
+type Deps struct {
+	Gateway  *mcpgw.Gateway
+	Sessions Sessions
+	Auth     auth.Authenticator
+	// TrustedCIDRs may reach servers not on the public internet.
+	TrustedCIDRs []netip.Prefix
+	// ClientAddr is the address a request came from (behind trusted
+	// proxies, from X-Forwarded-For); default the TCP peer.
+	ClientAddr func(*http.Request) netip.Addr
+	// MaxBodyBytes bounds one request (default 4 MiB + 64 KiB).
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+	Version      string
+}
+
+// API serves the MCP endpoints.
+type API struct {
+	d         Deps
+	streaming *mcp.StreamableHTTPHandler
+	sdkLog    *slog.Logger
+
+	mu    sync.Mutex
+	views map[viewKey]*view // live per-caller servers, for list_changed
+}
+
+// New returns the surface.
+func New(d Deps) *API {
+	if d.ClientAddr == nil {
+		d.ClientAddr = clientip.Resolver{}.Addr
+	}
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = mcpgw.MaxArgumentsBytes + 64<<10
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	a := &API{d: d, views: make(map[viewKey]*view), sdkLog: slog.New(quiet{d.Logger.Handler()})}
+	a.streaming = mcp.NewStreamableHTTPHandler(a.server, &mcp.StreamableHTTPOptions{
+		Logger:                     a.sdkLog,
+		MaxRequestBodyBytes:        d.MaxBodyBytes,
+		DisableLocalhostProtection: true, // svc authenticates every request itself
+	})
+	return a
+}
+
+// Register adds the routes to the proxy's mux.
+func (a *API) Register(mux *http.ServeMux) {
+	mcpH := a.authenticate(a.streaming)
+	mux.Handle("/{server_id}/mcp", mcpH)
+	mux.Handle("/{server_id}/mcp/{$}", mcpH)
+	mux.Handle("/mcp", mcpH)
+	mux.Handle("/mcp/{$}", mcpH)
+	mux.Handle("POST /mcp/v1/{server_id}/tools/call", a.authenticate(http.HandlerFunc(a.serveV1)))
+}
+
+// ToolsChanged refreshes the tool lists of the live sessions of a server:
+// the SDK sends each of them notifications/tools/list_changed.
+func (a *API) ToolsChanged(serverID string) {
+	for _, v := range a.liveViews(serverID) {
+		v.refresh(context.Background())
+	}
+}
+
+// clientAddr is the caller's address, for the trusted-network check.
+
+// reachable says whether the caller may reach s from where it calls.
+func (a *API) reachable(r *http.Request, s *mcpgw.Server) error {
+	if s.Public() || a.trusted(r) {
+		return nil
+	}
+	return notTrusted(s.ID)
+}
+
+// trusted says whether the request comes from SVC_MCP_TRUSTED_CIDRS.
+func (a *API) trusted(r *http.Request) bool {
+	addr := a.d.ClientAddr(r)
+	for _, p := range a.d.TrustedCIDRs {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+func notTrusted(id string) error {
+	return apierr.Newf(apierr.Forbidden, "network_not_trusted", "MCP server %q is reachable only from approved network segments", id)
+}

@@ -1,0 +1,130 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/mcpgw"
+)
+
+// Keys of the SDK TokenInfo's Extra: what this surface hands its tool
+// handlers with each HTTP request.
+const (
+	extraPrincipal = "svc.principal"
+	extraAdmission = "svc.admission"
+	extraServer    = "svc.server"
+	extraTrusted   = "svc.trusted" // bool: the request came from SVC_MCP_TRUSTED_CIDRS
+)
+
+// authenticate answers 401 (JSON-RPC shaped) without a valid credential,
+// refuses a server the caller's network may not reach, admits a tools/call
+// under the caller's limits, and passes the principal (and the admission)
+// to the SDK as its TokenInfo, so the SDK also binds each session to its
+// caller.
+func (a *API) authenticate(next http.Handler) http.Handler {
+	bind := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		info, _ := r.Context().Value(tokenInfoKey{}).(*sdkauth.TokenInfo)
+		if info == nil {
+			return nil, sdkauth.ErrInvalidToken
+		}
+		return info, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.d.Auth.Authenticate(r.Context(), auth.FromRequest(r, true))
+		if err != nil || p == nil {
+			if err == nil {
+				err = apierr.New(apierr.Unauthenticated, "invalid_api_key", "a valid key is required")
+			}
+			writeHTTPError(w, nil, err)
+			return
+		}
+		ctx := identity.With(r.Context(), p)
+		info := &sdkauth.TokenInfo{UserID: p.Caller(), Extra: map[string]any{extraPrincipal: p, extraTrusted: a.trusted(r)}}
+		var s *mcpgw.Server
+		if id := r.PathValue("server_id"); id != "" {
+			if s, err = a.d.Gateway.Servers.Server(ctx, id); err != nil {
+				writeHTTPError(w, nil, mcpgw.ServerError(id, err))
+				return
+			}
+			if err := a.reachable(r, s); err != nil {
+				writeHTTPError(w, nil, err)
+				return
+			}
+			info.Extra[extraServer] = s
+		}
+		var pre *preAdmission
+		if r.Method == http.MethodPost && s != nil {
+			id, adm, err := a.preAdmit(ctx, r, s)
+			if err != nil {
+				writeHTTPError(w, id, err)
+				return
+			}
+			if adm != nil {
+				pre = &preAdmission{Admission: adm}
+				info.Extra[extraAdmission] = pre
+			}
+		}
+		// The SDK's bearer check needs a header; the caller may have used
+		// x-api-key. Its value is not read again.
+		if r.Header.Get("Authorization") == "" {
+			r.Header.Set("Authorization", "Bearer svc")
+		}
+		bind.ServeHTTP(w, r.WithContext(context.WithValue(ctx, tokenInfoKey{}, info)))
+		// The SDK answered without running the call (an unknown session,
+		// another caller's session, bad params): nothing was spent.
+		if pre != nil && pre.claimed.CompareAndSwap(false, true) {
+			pre.Settle(context.WithoutCancel(ctx), 0)
+		}
+	})
+}
+
+type tokenInfoKey struct{}
+
+// preAdmission is a tools/call admitted before the SDK ran: the call that
+// uses it claims it; one the SDK never passed to a call is settled with
+// nothing spent when the request ends.
+type preAdmission struct {
+	mcpgw.Admission
+	claimed atomic.Bool
+}
+
+// claim gives the admission to the first taker, nil to any other.
+func (p *preAdmission) claim() mcpgw.Admission {
+	if p.claimed.CompareAndSwap(false, true) {
+		return p.Admission
+	}
+	return nil
+}
+
+// preAdmit reads the body (bounded) and, when it is one tools/call, admits
+// it under the caller's limits; the body is put back for the next handler.
+func (a *API) preAdmit(ctx context.Context, r *http.Request, s *mcpgw.Server) (json.RawMessage, mcpgw.Admission, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, a.d.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, nil, apierr.Newf(apierr.TooLarge, "request_too_large", "the request is over %d bytes", a.d.MaxBodyBytes)
+		}
+		return nil, nil, apierr.Wrap(apierr.InvalidRequest, "unreadable_body", "the request body could not be read", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var head struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &head) != nil || head.Method != "tools/call" {
+		return nil, nil, nil // not one tools/call: the SDK answers it
+	}
+	adm, err := a.d.Gateway.Admit(ctx, identity.From(ctx), s)
+	return head.ID, adm, err
+}

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+)
+
+// JSON-RPC error codes svc uses beyond the protocol's own (-32602 invalid
+// params for the caller's mistakes and unknown tools). They stay clear of
+// the codes the SDK gives meaning to (-32001 to -32005, -32042).
+const (
+	CodeUnauthenticated = -32010
+	CodeBudgetExceeded  = -32011
+	CodeForbidden       = -32012 // access control, policy violation, guard
+	CodeUpstream        = -32013 // the tool server failed
+	CodeTimeout         = -32014
+	CodeRateLimited     = -32015
+	CodeUnavailable     = -32603
+)
+
+// rpcCode is the JSON-RPC code of an error kind.
+func rpcCode(k apierr.Kind) int64 {
+	switch k {
+	case apierr.InvalidRequest, apierr.NotFound, apierr.TooLarge:
+		return jsonrpc.CodeInvalidParams
+	case apierr.Unauthenticated:
+		return CodeUnauthenticated
+	case apierr.BudgetExceeded:
+		return CodeBudgetExceeded
+	case apierr.Forbidden:
+		return CodeForbidden
+	case apierr.RateLimited:
+		return CodeRateLimited
+	case apierr.UpstreamError:
+		return CodeUpstream
+	case apierr.UpstreamTimeout:
+		return CodeTimeout
+	}
+	return CodeUnavailable
+}
+
+// rpcError is err as a JSON-RPC error: the client-safe message, and in
+// data the OpenAI-style type and code, the HTTP status it stands for and
+// the error's extra fields (violations).
+func rpcError(err error) *jsonrpc.Error {
+	e := apierr.From(err)
+	data := map[string]any{"type": e.Kind.Type(), "status": e.Status()}
+	if e.Code != "" {
+		data["code"] = e.Code
+	}
+	if e.Param != "" {
+		data["param"] = e.Param
+	}
+	for k, v := range e.Extra {
+		data[k] = v
+	}
+	raw, _ := json.Marshal(data)
+	return &jsonrpc.Error{Code: rpcCode(e.Kind), Message: e.Message, Data: raw}
+}
+
+// writeHTTPError answers a refusal before the SDK: its HTTP status, and a
+// JSON-RPC error body (id null unless the request's id is known).
+func writeHTTPError(w http.ResponseWriter, id json.RawMessage, err error) {
+	e := apierr.From(err)
+	writeRPCError(w, id, e, rpcError(e))
+}
+
+// writeRPCError writes a JSON-RPC error response with e's HTTP status and
+// headers (Retry-After, x-ratelimit-*).
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *apierr.Error, rpc *jsonrpc.Error) {
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", orNull(id), rpc})
+	h := w.Header()
+	e.SetHeaders(h)
+	if e.Kind == apierr.Unauthenticated {
+		h.Set("WWW-Authenticate", `Bearer realm="svc"`)
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status())
+	_, _ = w.Write(body)
+}

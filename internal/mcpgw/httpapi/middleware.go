@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/identity"
+	"github.com/svc-gateway/svc/internal/mcpgw"
+)
+
+// middleware answers tools/call through the gateway and relays resources
+// and prompts to the upstream session; everything else is the SDK's.
+func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/call":
+			r, ok := req.(*mcp.CallToolRequest)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			return v.call(ctx, r)
+		case "resources/list", "resources/templates/list", "resources/read", "prompts/list", "prompts/get":
+			if v.key.server == "" {
+				return next(ctx, method, req)
+			}
+			return v.relay(ctx, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// call runs one tools/call through the gateway, with the principal and the
+// admission the HTTP request carried.
+func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, adm, trusted := v.principal, mcpgw.Admission(nil), false
+	if extra := r.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if q, ok := extra.TokenInfo.Extra[extraPrincipal].(*identity.Principal); ok {
+			p = q
+		}
+		if pre, ok := extra.TokenInfo.Extra[extraAdmission].(*preAdmission); ok {
+			adm = pre.claim()
+		}
+		trusted, _ = extra.TokenInfo.Extra[extraTrusted].(bool)
+	}
+	refuse := func(err error) (*mcp.CallToolResult, error) {
+		if adm != nil {
+			adm.Settle(ctx, 0)
+		}
+		return nil, rpcError(err)
+	}
+	t, ok := v.lookup(r.Params.Name)
+	if !ok {
+		return refuse(apierr.Newf(apierr.NotFound, "unknown_tool", "no tool %q (aggregate tools are named <server_id>__<tool>)", r.Params.Name))
+	}
+	surface := "mcp"
+	if v.key.server == "" {
+		surface = "aggregate" // its calls are admitted by the gateway: the HTTP request named no server
+		// This request's network, not the session's first: a session may
+		// outlive the address it began from.
+		if s, err := v.api.d.Gateway.Servers.Server(ctx, t.server); err == nil && !s.Public() && !trusted {
+			return refuse(notTrusted(t.server))
+		}
+	}
+	res, err := v.api.d.Gateway.Call(ctx, mcpgw.Call{
+		Principal: p, ServerID: t.server, Tool: t.tool, Arguments: r.Params.Arguments,
+		Surface: surface, Admission: adm,
+	})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return res.CallToolResult, nil
+}
+
+// relay passes a resources or prompts request to the upstream session as
+// it is.
+func (v *view) relay(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	s, err := v.api.d.Gateway.Servers.Server(ctx, v.key.server)
+	if err != nil {
+		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
+	}
+	cs, err := v.api.d.Sessions.Session(ctx, s)
+	if err != nil {
+		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server could not be reached", err))
+	}
+	var res mcp.Result
+	switch method {
+	case "resources/list":
+		res, err = cs.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
+	case "resources/templates/list":
+		res, err = cs.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
+	case "resources/read":
+		res, err = cs.ReadResource(ctx, req.GetParams().(*mcp.ReadResourceParams))
+	case "prompts/list":
+		res, err = cs.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
+	case "prompts/get":
+		res, err = cs.GetPrompt(ctx, req.GetParams().(*mcp.GetPromptParams))
+	}
+	if err != nil {
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return nil, err // the server's own protocol error, as it sent it
+		}
+		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server failed", err))
+	}
+	return res, nil
+}
+
+// complete relays completion/complete.
+func (v *view) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	s, err := v.api.d.Gateway.Servers.Server(ctx, v.key.server)
+	if err != nil {
+		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
+	}
+	cs, err := v.api.d.Sessions.Session(ctx, s)
+	if err != nil {
+		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server could not be reached", err))
+	}
+	return cs.Complete(ctx, req.Params)
+}

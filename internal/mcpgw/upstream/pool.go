@@ -1,0 +1,339 @@
+// Package upstream holds the tool gateway's client sessions to registered
+// MCP servers, made with the MCP Go SDK's client: one shared session per
+// server (streamable HTTP, the older HTTP+SSE transport, a stdio program,
+// or a server svc hosts in process), opened on first use, reopened after it
+// fails, closed when the registration changes. Each HTTP request carries
+// the registration's credential (bearer, a named header, or an OAuth
+// token), never anything of the caller's; responses are bounded. The tool
+// list of each server is cached until the server says it changed
+// (notifications/tools/list_changed) or the registration changes.
+//
+// It implements mcpgw.Upstream; the wiring and the HTTP surface import it.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/mcpgw"
+)
+
+// Credentials gives a registration's secrets: the auth token and a stdio
+// program's environment.
+type Credentials interface {
+	Credential(ctx context.Context, id string) (token string, env map[string]string, err error)
+}
+
+// Tokens gives the OAuth access token of a server (refreshed as needed).
+type Tokens interface {
+	AccessToken(ctx context.Context, serverID string) (string, error)
+}
+
+// Hosted opens an in-process MCP server for a registration svc hosts
+// itself (TransportOpenAPI). authorize sets the registration's credential
+// on a request the hosted server sends, replacing any the request carries.
+type Hosted interface {
+	Open(ctx context.Context, s *mcpgw.Server, authorize func(*http.Request) error) (*mcp.Server, error)
+}
+
+// Options configure a Pool.
+type Options struct {
+	// Client makes the HTTP requests (the egress policy's client: it
+	// refuses forbidden addresses at connect time and follows no
+	// redirects). Required for HTTP transports.
+	Client *http.Client
+	// MaxResultBytes bounds one response from a server
+	// (SVC_MCP_MAX_RESULT_BYTES).
+	MaxResultBytes int64
+	// ToolsTTL bounds how long a tool list is trusted without a notice
+	// (default 5 minutes).
+	ToolsTTL time.Duration
+	// OnToolsChanged is called (in its own goroutine) when a server says
+	// its tools changed.
+	OnToolsChanged func(serverID string)
+	Credentials    Credentials
+	Tokens         Tokens
+	Hosted         Hosted
+	Logger         *slog.Logger
+	// Version is the client version svc announces.
+	Version string
+}
+
+// Pool is the set of sessions, one per registered server.
+type Pool struct {
+	opts Options
+	mu   sync.Mutex
+	conn map[string]*conn // by server id
+}
+
+// conn is one server's session and its cached tools.
+type conn struct {
+	version time.Time // the registration's UpdatedAt the session was opened for
+	ready   chan struct{}
+	session *mcp.ClientSession
+	err     error
+
+	mu      sync.Mutex
+	tools   []*mcp.Tool
+	toolsAt time.Time
+}
+
+// New returns an empty pool.
+func New(o Options) *Pool {
+	if o.ToolsTTL <= 0 {
+		o.ToolsTTL = 5 * time.Minute
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = 10 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Pool{opts: o, conn: make(map[string]*conn)}
+}
+
+// ListTools returns the server's tools, from the cache when fresh.
+func (p *Pool) ListTools(ctx context.Context, s *mcpgw.Server) ([]*mcp.Tool, error) {
+	c, err := p.get(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	tools, at := c.tools, c.toolsAt
+	c.mu.Unlock()
+	if tools != nil && time.Since(at) < p.opts.ToolsTTL {
+		return tools, nil
+	}
+	var list []*mcp.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			p.drop(s.ID, c)
+			return nil, fmt.Errorf("listing the tools of %q: %w", s.ID, err)
+		}
+		list = append(list, t)
+		if len(list) > 10000 {
+			return nil, fmt.Errorf("server %q lists more than 10000 tools", s.ID)
+		}
+	}
+	if list == nil {
+		list = []*mcp.Tool{}
+	}
+	c.mu.Lock()
+	c.tools, c.toolsAt = list, time.Now()
+	c.mu.Unlock()
+	return list, nil
+}
+
+// CallTool calls a tool on the server's session. A session that failed is
+// dropped, so the next call opens a new one.
+func (p *Pool) CallTool(ctx context.Context, s *mcpgw.Server, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	c, err := p.get(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.session.CallTool(ctx, params)
+	if err != nil {
+		if ctx.Err() == nil && isConnectionError(err) {
+			p.drop(s.ID, c)
+		}
+		return nil, err
+	}
+	if n := resultSize(r); n > p.opts.MaxResultBytes {
+		return nil, &TooLargeError{Limit: p.opts.MaxResultBytes}
+	}
+	return r, nil
+}
+
+// Session returns the server's session, for the calls the gateway relays
+// as they are (resources, prompts, completion).
+func (p *Pool) Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, error) {
+	c, err := p.get(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return c.session, nil
+}
+
+// TooLargeError is a server's answer over MaxResultBytes.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the tool server's answer is over %d bytes", e.Limit)
+}
+
+// Forget closes the session of a server whose registration changed or was
+// removed.
+func (p *Pool) Forget(id string) {
+	p.mu.Lock()
+	c := p.conn[id]
+	delete(p.conn, id)
+	p.mu.Unlock()
+	if c != nil {
+		go c.close()
+	}
+}
+
+// ToolsChanged drops a server's cached tools.
+func (p *Pool) ToolsChanged(id string) {
+	p.mu.Lock()
+	c := p.conn[id]
+	p.mu.Unlock()
+	if c != nil {
+		c.mu.Lock()
+		c.tools = nil
+		c.mu.Unlock()
+	}
+}
+
+// Close closes every session.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	conns := p.conn
+	p.conn = make(map[string]*conn)
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	return nil
+}
+
+func (c *conn) close() {
+	<-c.ready
+	if c.session != nil {
+		_ = c.session.Close()
+	}
+}
+
+// get returns the server's open session, opening it once for concurrent
+// callers.
+func (p *Pool) get(ctx context.Context, s *mcpgw.Server) (*conn, error) {
+	p.mu.Lock()
+	c := p.conn[s.ID]
+	if c != nil && !c.version.Equal(s.UpdatedAt) {
+		delete(p.conn, s.ID)
+		go c.close()
+		c = nil
+	}
+	if c == nil {
+		c = &conn{version: s.UpdatedAt, ready: make(chan struct{})}
+		p.conn[s.ID] = c
+		go p.open(s, c)
+	}
+	p.mu.Unlock()
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		p.drop(s.ID, c)
+		return nil, c.err
+	}
+	return c, nil
+}
+
+// open connects in the background, so a caller that gives up does not
+// cancel the connection others wait for; it is bounded by connectTimeout.
+func (p *Pool) open(s *mcpgw.Server, c *conn) {
+	defer close(c.ready)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	t, err := p.transport(ctx, s)
+	if err != nil {
+		c.err = err
+		return
+	}
+	id := s.ID
+	client := mcp.NewClient(&mcp.Implementation{Name: "svc", Version: p.opts.Version}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			p.ToolsChanged(id)
+			if p.opts.OnToolsChanged != nil {
+				go p.opts.OnToolsChanged(id)
+			}
+		},
+	})
+	c.session, c.err = client.Connect(ctx, t, nil)
+	if c.err != nil {
+		c.err = fmt.Errorf("connecting to MCP server %q: %w", s.ID, c.err)
+	}
+}
+
+const connectTimeout = 30 * time.Second
+
+// drop removes c if it is still the server's connection.
+func (p *Pool) drop(id string, c *conn) {
+	p.mu.Lock()
+	if p.conn[id] == c {
+		delete(p.conn, id)
+	} else {
+		c = nil
+	}
+	p.mu.Unlock()
+	if c != nil {
+		go c.close()
+	}
+}
+
+// transport builds the SDK transport of a registration.
+func (p *Pool) transport(ctx context.Context, s *mcpgw.Server) (mcp.Transport, error) {
+	switch s.Transport {
+	case mcpgw.TransportStreamable, "":
+		hc, err := p.httpClient(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.StreamableClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, nil
+	case mcpgw.TransportSSE:
+		hc, err := p.httpClient(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.SSEClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, nil
+	case mcpgw.TransportStdio:
+		return p.stdio(ctx, s)
+	case mcpgw.TransportOpenAPI:
+		if p.opts.Hosted == nil {
+			return nil, errors.New("no host for generated servers")
+		}
+		a, err := p.authorizer(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		srv, err := p.opts.Hosted.Open(ctx, s, a.apply)
+		if err != nil {
+			return nil, err
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", s.Transport)
+}
+
+// stdio runs the registration's program with only its own environment.
+func (p *Pool) stdio(ctx context.Context, s *mcpgw.Server) (mcp.Transport, error) {
+	var env map[string]string
+	if p.opts.Credentials != nil {
+		var err error
+		if _, env, err = p.opts.Credentials.Credential(ctx, s.ID); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return &mcp.CommandTransport{Command: cmd}, nil
+}

@@ -1,0 +1,38 @@
+-- Sign-in, SQLite (internal/sso). sso_config is the one sign-in
+-- configuration (id 1) as JSON text (it holds no secret: the OIDC client
+-- secret is an environment setting), with a version bumped by every
+-- update. sso_users are the users who signed in: their last identity and
+-- the roles they were given (kept when groups are not synced at every
+-- login). sso_revocations: a username (kind 'user': its tokens issued
+-- before revoked_at are refused) or a token id (kind 'token'), until
+-- expires_at, when no token it could refuse is still valid.
+
+-- +goose Up
+CREATE TABLE sso_config (
+    id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+    config     TEXT    NOT NULL, -- JSON object
+    version    INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL  -- Unix microseconds
+) STRICT;
+
+CREATE TABLE sso_users (
+    username    TEXT    NOT NULL PRIMARY KEY,
+    identity    TEXT    NOT NULL, -- JSON: email, display name, department, groups, method
+    roles       TEXT    NOT NULL, -- JSON array
+    first_seen  INTEGER NOT NULL, -- Unix microseconds
+    last_seen   INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE sso_revocations (
+    kind       TEXT    NOT NULL, -- 'user' or 'token'
+    subject    TEXT    NOT NULL, -- the username or the jti
+    revoked_at INTEGER NOT NULL, -- Unix microseconds
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (kind, subject)
+) STRICT;
+CREATE INDEX sso_revocations_revoked_at ON sso_revocations (revoked_at);
+
+-- +goose Down
+DROP TABLE sso_revocations;
+DROP TABLE sso_users;
+DROP TABLE sso_config;
