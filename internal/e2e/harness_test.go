@@ -220,6 +220,19 @@ func (s *syncWriter) String() string {
 	return s.b.String()
 }
 
+// posts counts the POSTs a fake received: the background model refresh
+// sends GETs to the same fakes at any moment, so a count of every request
+// can grow while a test looks.
+func posts(reqs []providertest.Recorded) int {
+	n := 0
+	for _, r := range reqs {
+		if r.Method == "POST" {
+			n++
+		}
+	}
+	return n
+}
+
 // lastPost is the last POST a fake received: the background model refresh
 // sends GETs to the same fakes at any moment.
 func lastPost(t testing.TB, reqs []providertest.Recorded) providertest.Recorded {

@@ -24,13 +24,13 @@ func TestPoliciesOnTheNativePath(t *testing.T) {
 		return client.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 64,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(text))}})
 	}
-	before := len(fake.Requests())
+	before := posts(fake.Requests())
 	_, err := ask("My SSN is 536-22-1234.")
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || !strings.Contains(apiErr.Error(), "no-ssn") {
 		t.Fatalf("SSN prompt: %v, want 403 naming no-ssn", err)
 	}
-	if len(fake.Requests()) != before {
+	if posts(fake.Requests()) != before {
 		t.Error("a blocked prompt reached the provider")
 	}
 	if _, err := ask("Forward this to jane.doe@example.com please."); err != nil {

@@ -64,7 +64,7 @@ func TestPoliciesOnThePromptPath(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 403 || apiErr.Code != "policy_violation" || !strings.Contains(apiErr.Message, "no-ssn") {
 		t.Fatalf("SSN prompt: %v, want 403 policy_violation naming no-ssn", err)
 	}
-	before := len(fake.Requests())
+	before := posts(fake.Requests())
 
 	var resp *http.Response
 	_, err = c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "Please email jane.doe@example.com the summary."), option.WithResponseInto(&resp))
@@ -78,7 +78,7 @@ func TestPoliciesOnThePromptPath(t *testing.T) {
 	if strings.Contains(sent, "jane.doe@example.com") || !strings.Contains(sent, "[EMAIL]") {
 		t.Errorf("the provider received %s, want the address replaced by [EMAIL]", sent)
 	}
-	if len(fake.Requests()) == before {
+	if posts(fake.Requests()) == before {
 		t.Error("the blocked prompt's successor did not reach the provider")
 	}
 	var flaggedResp *http.Response
