@@ -12,15 +12,16 @@ import (
 	"github.com/svc-gateway/svc/internal/cache/embed"
 	"github.com/svc-gateway/svc/internal/compliance"
 	"github.com/svc-gateway/svc/internal/compliance/detect"
+	"github.com/svc-gateway/svc/internal/wordvec"
 )
 
 // ActionNone is a Decision's action when no policy matched.
 const ActionNone Action = "none"
 
-// TopicThreshold is the cosine similarity, under embed.Local, from which a
-// window of text matches a topic. It was chosen on the tune half of
+// TopicThreshold is the cosine similarity, under wordvec (the default topic
+// embedder), from which a window of text matches a topic. It was chosen on the tune half of
 // testdata/topics.jsonl (TestTopicThreshold reports both halves' figures).
-const TopicThreshold = 0.37
+const TopicThreshold = 0.54
 
 // Violation types besides the detector types.
 const (
@@ -45,8 +46,8 @@ const (
 	maxCompiled = 4096
 )
 
-// TopicEmbedder turns texts into unit-length vectors (embed.Local and every
-// embed.Embedder are ones).
+// TopicEmbedder turns texts into unit-length vectors (wordvec.Embedder,
+// embed.Local and every embed.Embedder are ones).
 type TopicEmbedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
@@ -144,17 +145,17 @@ type compiled struct {
 }
 
 // NewEvaluator returns an evaluator running engine's detectors and
-// matching topics with emb (embed.NewLocal() when nil) from
+// matching topics with emb (wordvec.New() when nil) from
 // TopicThreshold. A nil engine finds no detector types.
 func NewEvaluator(engine *compliance.Engine, emb TopicEmbedder) *Evaluator {
 	if emb == nil {
-		emb = embed.NewLocal()
+		emb = wordvec.New()
 	}
 	return &Evaluator{engine: engine, emb: emb, threshold: TopicThreshold, compiled: map[string]*compiled{}}
 }
 
 // WithTopicThreshold sets the similarity from which a topic matches (for an
-// embedder other than embed.Local, whose scale differs); call it before
+// embedder other than wordvec, whose scale differs); call it before
 // the first Evaluate.
 func (e *Evaluator) WithTopicThreshold(t float64) *Evaluator {
 	e.threshold = t
