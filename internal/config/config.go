@@ -123,6 +123,9 @@ type Config struct {
 	// policies drafted from documents with a model called through svc's
 	// own proxy with a virtual key of its own; no model: rule-based drafts.
 	PolicyGeneration PolicyGeneration
+	// PolicyJobRetention (SVC_POLICY_JOB_RETENTION, at least 1h) is how
+	// long an ended document job and its suggestions are kept.
+	PolicyJobRetention time.Duration
 	// TraceContent (SVC_TRACE_CONTENT) adds the prompt and completion text,
 	// bounded, to the request spans exported when an OTLP endpoint
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, read by the exporter) turns tracing on.
@@ -427,6 +430,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	if c.PolicyGeneration.Model != "" && c.PolicyGeneration.Key == "" {
 		p.bad("POLICY_GENERATION_KEY", "is required with POLICY_GENERATION_MODEL: a virtual key of the proxy, so the refinement is budgeted and audited")
 	}
+	c.PolicyJobRetention = p.duration("SVC_POLICY_JOB_RETENTION", 30*24*time.Hour, time.Hour)
 	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
 	if c.HeartbeatInterval > time.Minute {
 		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))

@@ -27,7 +27,7 @@ func newPolicy(s *System) (*app.Service, error) {
 	api := httpapi.New(httpapi.Deps{Auth: auth.AdminKey(admin), Store: policy.NewSQLStore(db, nil),
 		Compile: policy.Compile, Probes: probes, Log: s.Log})
 	// Document-to-policy generation: uploads become jobs any replica runs.
-	opts := docs.Options{Logger: s.Log}
+	opts := docs.Options{Logger: s.Log, Retention: s.Config.PolicyJobRetention}
 	if g := s.Config.PolicyGeneration; g.Model != "" {
 		url := g.URL
 		if url == "" {

@@ -105,6 +105,10 @@ type Options struct {
 	MaxAttempts int
 	// MaxBytes is the largest document (default MaxDocumentBytes).
 	MaxBytes int64
+	// Retention is how long an ended job (completed or failed) and its
+	// results are kept after it ended (default DefaultRetention); Run
+	// deletes older ones.
+	Retention time.Duration
 	// Limits bound extraction (default DefaultLimits).
 	Limits Limits
 	// Refiner, when set, refines the drafts.
@@ -142,6 +146,9 @@ func NewJobs(db *sqlstore.DB, opts Options) *Jobs {
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = MaxDocumentBytes
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
 	}
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
@@ -272,13 +279,29 @@ type scanner func(dest ...any) error
 // Scan calls s.
 func (s scanner) Scan(dest ...any) error { return s(dest...) }
 
+// DefaultRetention is how long ended jobs are kept by default.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// pruneEvery is how often Run deletes ended jobs past Retention.
+const pruneEvery = time.Hour
+
 // Run claims and processes jobs until ctx ends: pending ones, and ones
 // whose claim lapsed (their runner died). It wakes on Submit and every
-// Poll. It returns ctx's error.
+// Poll, and deletes ended jobs past Retention every hour. It returns ctx's
+// error.
 func (j *Jobs) Run(ctx context.Context) error {
 	t := time.NewTicker(j.opts.Poll)
 	defer t.Stop()
+	var pruned time.Time
 	for {
+		if now := j.opts.Now(); now.Sub(pruned) >= pruneEvery {
+			pruned = now
+			if n, err := j.Prune(ctx); err != nil {
+				j.opts.Logger.Warn("policy document jobs: prune", "err", err)
+			} else if n > 0 {
+				j.opts.Logger.Info("policy document jobs: deleted ended jobs past retention", "jobs", n)
+			}
+		}
 		for {
 			ok, err := j.RunOnce(ctx)
 			if ctx.Err() != nil {
@@ -299,6 +322,19 @@ func (j *Jobs) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Prune deletes the jobs that ended (completed or failed) more than
+// Retention ago, with their results; pending and running jobs stay. It
+// returns how many it deleted.
+func (j *Jobs) Prune(ctx context.Context) (int64, error) {
+	cutoff := sqlstore.Micros(j.opts.Now().Add(-j.opts.Retention))
+	res, err := j.db.Exec(ctx, `DELETE FROM policy_jobs WHERE status IN (?, ?) AND updated_at < ?`,
+		StatusCompleted, StatusFailed, cutoff)
+	if err != nil {
+		return 0, fmt.Errorf("docs: prune jobs: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // RunOnce claims one job and processes it; ok is false when there was

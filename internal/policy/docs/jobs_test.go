@@ -59,7 +59,53 @@ func TestJobs(t *testing.T) {
 		t.Run("attempts exhausted", func(t *testing.T) { testAttempts(t, db) })
 		t.Run("racing runners", func(t *testing.T) { testRace(t, db) })
 		t.Run("refiner", func(t *testing.T) { testRefiner(t, db) })
+		t.Run("retention", func(t *testing.T) { testRetention(t, db) })
 	})
+}
+
+// testRetention: ended jobs past Retention are deleted with their
+// results; a pending job and a recently ended one stay.
+func testRetention(t *testing.T, db *sqlstore.DB) {
+	c := newClock()
+	j := newJobs(db, c, "r", func(o *Options) { o.Retention = 24 * time.Hour })
+	submit := func(name string, data []byte) string {
+		job, err := j.Submit(t.Context(), name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return job.ID
+	}
+	drain := func() {
+		for {
+			ok, err := j.RunOnce(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return
+			}
+		}
+	}
+	oldDone, oldFailed := submit("p.txt", []byte(policyText)), submit("bad.pdf", []byte("%PDF-1.7\nnot really\n"))
+	drain()
+	c.Advance(23 * time.Hour)
+	recent := submit("p.txt", []byte(policyText))
+	drain()
+	c.Advance(2 * time.Hour)
+	pending := submit("p.txt", []byte(policyText))
+	if n, err := j.Prune(t.Context()); err != nil || n < 2 {
+		t.Fatalf("Prune = %d, %v; want the 2 jobs ended 25 h ago", n, err)
+	}
+	for _, id := range []string{oldDone, oldFailed} {
+		if _, err := j.Get(t.Context(), id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("job %s ended 25 h ago: Get = %v, want deleted", id, err)
+		}
+	}
+	for _, id := range []string{recent, pending} {
+		if _, err := j.Get(t.Context(), id); err != nil {
+			t.Errorf("job %s (ended 2 h ago, or pending) was deleted: %v", id, err)
+		}
+	}
 }
 
 func testLifecycle(t *testing.T, db *sqlstore.DB) {
