@@ -331,3 +331,47 @@ func TestRoleAssignedPreset(t *testing.T) {
 		t.Errorf("a user outside the role: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestPolicyTargetsGroupsAndDepartments: a policy's metadata targeting
+// (ad_groups, departments) is matched against the signed-in user's
+// directory groups and department: under one default preset, a card
+// number in an answer is blocked for a contractor and for Finance, not for
+// an engineer.
+func TestPolicyTargetsGroupsAndDepartments(t *testing.T) {
+	fake := providertest.NewOpenAI(t, providertest.WithReply("The card on file is 4111 1111 1111 1111."))
+	g := start(t, fake, config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32", "SVC_DEFAULT_PRESET": "targeted"})
+	var ids []string
+	for _, p := range []map[string]any{
+		{"name": "contractor-cards", "metadata": map[string]any{"ad_groups": []string{"contractors"}}},
+		{"name": "finance-cards", "metadata": map[string]any{"departments": []string{"Finance"}}},
+	} {
+		p["policy_type"], p["content"] = "compliance", "Block any answer that contains a credit card number."
+		var out struct{ ID string }
+		if code := g.policyCall("POST", "/api/policies", p, &out); code != 201 {
+			t.Fatalf("create policy %v: %d", p["name"], code)
+		}
+		ids = append(ids, out.ID)
+	}
+	if code := g.policyCall("POST", "/api/presets", map[string]any{"name": "targeted", "policy_ids": ids}, nil); code != 201 {
+		t.Fatalf("create preset: %d", code)
+	}
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"card?"}]}`)
+	for _, c := range []struct {
+		user, groups, dept string
+		blockedBy          string
+	}{
+		{"cam", "contractors", "Engineering", "contractor-cards"},
+		{"fin", "staff", "Finance", "finance-cards"},
+		{"eli", "staff", "Engineering", ""},
+	} {
+		_, out := signIn(t, g, map[string]string{"X-Remote-User": c.user, "X-User-Groups": c.groups, "X-User-Department": c.dept})
+		tok, _ := out["token"].(string)
+		resp, b := g.post("/v1/chat/completions", tok, body, nil)
+		switch {
+		case c.blockedBy != "" && (resp.StatusCode != 403 || !strings.Contains(string(b), c.blockedBy)):
+			t.Errorf("%s (%s, %s): %d %s, want 403 naming %s", c.user, c.groups, c.dept, resp.StatusCode, b, c.blockedBy)
+		case c.blockedBy == "" && resp.StatusCode != 200:
+			t.Errorf("%s (%s, %s): %d %s, want 200: no policy targets them", c.user, c.groups, c.dept, resp.StatusCode, b)
+		}
+	}
+}

@@ -81,6 +81,14 @@ func (e *enforcer) Enforce(ctx context.Context, c proxy.EnforceCall) (proxy.Verd
 	}
 	v := proxy.Verdict{Applied: true, Score: 1, Redacted: make([]string, len(c.Texts)), Classification: "internal"}
 	target := policy.Target{Provider: c.Provider, Model: c.Model, SourceIP: c.SourceIP, Application: c.Application}
+	if p := c.Principal; p != nil {
+		// A signed-in user's directory groups and department, for the
+		// policies' ad_groups and departments targeting.
+		target.Groups = p.Groups
+		if p.Department != "" {
+			target.Departments = []string{p.Department}
+		}
+	}
 	rank := map[policy.Action]int{policy.ActionFlag: 1, policy.ActionRedact: 2, policy.ActionBlock: 3}
 	for i, text := range c.Texts {
 		d := e.ev.Evaluate(ctx, policy.Input{Text: text, Phase: policy.Scope(c.Phase), Policies: pols, Target: target})
