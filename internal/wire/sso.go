@@ -73,8 +73,11 @@ func (s *System) SignIn() (*signIn, error) {
 			secret: cfg.OIDCClientSecret, redirect: cfg.OIDCRedirectURI}
 		byMethod := map[string][]string{}
 		if cfg.KerberosEnabled {
+			// Authenticators are claimed in the KV every replica shares
+			// (SAML's replay store; the ids are "krb5:"-prefixed).
 			if si.kerberos, err = kerberos.New(kerberos.Config{KeytabPath: cfg.KerberosKeytabPath,
-				ServicePrincipal: cfg.KerberosServicePrincipal, DecodePAC: cfg.KerberosDecodePAC}); err != nil {
+				ServicePrincipal: cfg.KerberosServicePrincipal, DecodePAC: cfg.KerberosDecodePAC,
+				Replay: saml.NewKVReplay(kv)}); err != nil {
 				return nil, fmt.Errorf("sso.kerberos: %w", err)
 			}
 			if cfg.KerberosAdminGroups != nil {

@@ -12,6 +12,7 @@
 package kerberos
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -54,6 +55,18 @@ type Config struct {
 	// the authenticator's time or the ticket's start and end times; zero
 	// means DefaultMaxClockSkew.
 	MaxClockSkew time.Duration
+	// Replay, when set, records each accepted authenticator until it could
+	// no longer pass the clock-skew check, in a store every replica shares:
+	// gokrb5's own replay cache is per process, so without it a token
+	// captured on its way to one replica passes once at every other.
+	Replay Replay
+}
+
+// Replay records accepted authenticators (saml.KVReplay is one).
+type Replay interface {
+	// Claim records id until the given time and reports whether it was
+	// fresh: false when id was claimed before and has not expired.
+	Claim(ctx context.Context, id string, until time.Time) (fresh bool, err error)
 }
 
 // Verifier verifies Negotiate tokens for one service principal. It is safe

@@ -45,6 +45,9 @@ func (v *Verifier) Verify(ctx context.Context, header string) (id sso.Identity, 
 	if aerr != nil {
 		return sso.Identity{}, "", aerr
 	}
+	if aerr := v.claim(ctx, &tok.apreq); aerr != nil {
+		return sso.Identity{}, "", aerr
+	}
 	id, aerr = v.identity(&tok.apreq, creds)
 	if aerr != nil {
 		return sso.Identity{}, "", aerr
@@ -57,6 +60,28 @@ func (v *Verifier) Verify(ctx context.Context, header string) (id sso.Identity, 
 		return sso.Identity{}, "", apierr.Wrap(apierr.Internal, "kerberos_mutual_token", "could not build the Kerberos mutual-authentication token", err)
 	}
 	return id, base64.StdEncoding.EncodeToString(answer), nil
+}
+
+// claim records the verified authenticator in the shared replay store (when
+// configured) until it would fail the clock-skew check anyway: the client,
+// its time to the microsecond and the service name identify it (RFC 4120
+// section 3.2.3). A second presentation anywhere is a replay; a store
+// that cannot answer refuses the sign-in (503), never lets it pass.
+func (v *Verifier) claim(ctx context.Context, req *messages.APReq) *apierr.Error {
+	if v.cfg.Replay == nil {
+		return nil
+	}
+	a := &req.Authenticator
+	id := fmt.Sprintf("krb5:%s@%s|%d|%d|%s@%s", a.CName.PrincipalNameString(), a.CRealm,
+		a.CTime.UnixNano(), a.Cusec, req.Ticket.SName.PrincipalNameString(), req.Ticket.Realm)
+	fresh, err := v.cfg.Replay.Claim(ctx, id, a.CTime.Add(v.skew))
+	if err != nil {
+		return apierr.Wrap(apierr.Unavailable, "kerberos_replay_unavailable", "the Kerberos replay cache could not be reached", err)
+	}
+	if !fresh {
+		return fail(ReasonReplay, "", nil)
+	}
+	return nil
 }
 
 // checkService refuses a ticket for another principal before decryption,
