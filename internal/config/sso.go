@@ -34,6 +34,18 @@ type SSOSettings struct {
 	JWTPreviousKeys []string
 	// JWTTTL (SVC_JWT_TTL) is a token's lifetime.
 	JWTTTL time.Duration
+	// UserLimits are the limits of each signed-in user in no team, counted
+	// per user (SVC_USER_RPM_LIMIT, SVC_USER_TPM_LIMIT,
+	// SVC_USER_MAX_BUDGET_USD, SVC_USER_BUDGET_PERIOD; 0: none). A team's
+	// members have their team's.
+	UserLimits UserLimits
+}
+
+// UserLimits are per-user limits; zero values set none.
+type UserLimits struct {
+	RPM, TPM     int64
+	MaxBudgetUSD float64
+	BudgetPeriod string
 }
 
 // dotted reads a file setting; false when unset or empty.
@@ -49,6 +61,12 @@ func (p *parser) sso() SSOSettings {
 		JWTSigningKey:    p.str("SVC_JWT_SIGNING_KEY", ""),
 		JWTPreviousKeys:  p.list("SVC_JWT_PREVIOUS_KEYS"),
 		JWTTTL:           p.duration("SVC_JWT_TTL", time.Hour, time.Minute),
+	}
+	s.UserLimits = UserLimits{
+		RPM:          int64(p.intRange("SVC_USER_RPM_LIMIT", 0, 0, 1<<30)),
+		TPM:          int64(p.intRange("SVC_USER_TPM_LIMIT", 0, 0, 1<<40)),
+		MaxBudgetUSD: p.floatRange("SVC_USER_MAX_BUDGET_USD", 0, 0, 1e9),
+		BudgetPeriod: p.oneOf("SVC_USER_BUDGET_PERIOD", "monthly", "daily", "weekly", "monthly"),
 	}
 	if s.JWTTTL > 24*time.Hour {
 		p.bad("SVC_JWT_TTL", "at most 24h: a sign-in token is short-lived")

@@ -375,3 +375,32 @@ func TestPolicyTargetsGroupsAndDepartments(t *testing.T) {
 		}
 	}
 }
+
+// TestUserDefaultLimits: with SVC_USER_RPM_LIMIT, each signed-in user in no
+// team has that limit for themselves (two users do not share it), while a
+// team's members have their team's instead.
+func TestUserDefaultLimits(t *testing.T) {
+	g := start(t, providertest.NewOpenAI(t), config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32", "SVC_USER_RPM_LIMIT": "2"})
+	if st := g.admin("POST", "/api/teams", map[string]any{"team_id": "eng", "rpm_limit": 5}, nil); st != 200 {
+		t.Fatalf("create team: %d", st)
+	}
+	clientOf := func(user, groups string) openai.Client {
+		_, out := signIn(t, g, map[string]string{"X-Remote-User": user, "X-User-Groups": groups})
+		tok, _ := out["token"].(string)
+		return g.client(tok)
+	}
+	ctx := context.Background()
+	calls := func(c openai.Client, n int) (ok int) {
+		for range n {
+			if _, err := c.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "hi")); err == nil {
+				ok++
+			} else if statusOf(err) != 429 {
+				t.Fatalf("call: %v", err)
+			}
+		}
+		return ok
+	}
+	if a, b, e := calls(clientOf("ann", "sales"), 3), calls(clientOf("bo", "sales"), 3), calls(clientOf("eve", "eng"), 4); a != 2 || b != 2 || e != 4 {
+		t.Errorf("answered ann %d, bo %d (no team, 2 a minute each), eve %d (team eng, 5 a minute); want 2, 2, 4", a, b, e)
+	}
+}

@@ -116,7 +116,7 @@ func newProxy(s *System) (*app.Service, error) {
 		return nil, err
 	}
 	px := proxy.New(proxy.Deps{
-		Auth: append(auth.Chain{keys}, si.authenticators()...), Access: models{keys, dir}, LimitSource: keyLimits{keys, dir}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
+		Auth: append(auth.Chain{keys}, si.authenticators()...), Access: models{keys, dir}, LimitSource: keyLimits{keys, dir, s.Config.SSO.UserLimits}, Vault: vault, Registry: reg, Resolver: resolver, Spend: spend, Routing: live.Current,
 		Limits: limiter, Cache: sc, Client: s.Upstream(), Prices: prices, Audit: logger, Metrics: s.Metrics(),
 		Log: s.Log, Health: tracker, MaxBodyBytes: cfg.MaxBodyBytes, Probes: probes, Failures: failures, Known: known,
 		Responses: kept, ResponsesRetention: cfg.ResponsesRetention,
@@ -130,7 +130,7 @@ func newProxy(s *System) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := newToolGateway(s, keys, mcpLimits{limiter: limiter, source: keyLimits{keys, dir}},
+	tools, err := newToolGateway(s, keys, mcpLimits{limiter: limiter, source: keyLimits{keys, dir, s.Config.SSO.UserLimits}},
 		mcpScanner{enf: enf, eng: eng, family: defaultToolFamily(), timeout: cfg.ComplianceTimeout},
 		mcpRecorder{log: logger})
 	if err != nil {
@@ -193,15 +193,17 @@ func newManagement(s *System) (*app.Service, error) {
 }
 
 // keyLimits resolves a principal's limits (limit.Source): a virtual key's
-// from its record, a signed-in user's from their team's.
+// from its record, a signed-in user's from their team's or the per-user
+// defaults.
 type keyLimits struct {
-	keys *auth.Keys
-	dir  *teams.Directory
+	keys  *auth.Keys
+	dir   *teams.Directory
+	users config.UserLimits
 }
 
 func (k keyLimits) Limits(ctx context.Context, p *identity.Principal) (limit.Limits, error) {
 	if p.Kind == identity.User && k.dir != nil {
-		return teamLimits(k.dir, p)
+		return userLimits(k.dir, k.users, p)
 	}
 	if p.Kind != identity.VirtualKey {
 		return limit.Limits{}, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/config"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/limit"
 	"github.com/svc-gateway/svc/internal/teams"
@@ -48,12 +49,16 @@ func (t teamed) Authenticate(ctx context.Context, c auth.Credentials) (*identity
 	return p, nil
 }
 
-// teamLimits are a signed-in user's limits: their team's, owned by the
-// team (its members share them); none without a team.
-func teamLimits(dir *teams.Directory, p *identity.Principal) (limit.Limits, error) {
+// userLimits are a signed-in user's limits: their team's, owned by the
+// team (its members share them); without a team, the per-user defaults
+// (SVC_USER_*_LIMIT), counted for the user alone.
+func userLimits(dir *teams.Directory, def config.UserLimits, p *identity.Principal) (limit.Limits, error) {
 	t, err := dir.Of(p)
-	if err != nil || t == nil {
+	if err != nil {
 		return limit.Limits{}, err
+	}
+	if t == nil {
+		return limit.Limits{RPM: def.RPM, TPM: def.TPM, MaxBudgetUSD: def.MaxBudgetUSD, BudgetPeriod: def.BudgetPeriod}, nil
 	}
 	return limit.Limits{RPM: t.RPMLimit, TPM: t.TPMLimit, MaxBudgetUSD: t.MaxBudgetUSD, BudgetPeriod: t.BudgetPeriod,
 		Owner: &identity.Principal{Kind: identity.Team, ID: t.ID}}, nil
