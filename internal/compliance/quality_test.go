@@ -17,8 +17,9 @@ import (
 var knownShort = map[string]float64{
 	"injection F1": 0.866,
 	// The public set (quality/testdata/injection_public_heldout.jsonl),
-	// measured when it was added.
-	"public-injection F1": 0.777,
+	// measured when its split was made leak-free (variants sharing an
+	// 8-word run kept in one split: 0.7755; 0.777 on the first split).
+	"public-injection F1": 0.775,
 }
 
 // TestQualityHeldOut is the compliance quality command:
