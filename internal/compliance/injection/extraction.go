@@ -94,8 +94,11 @@ func (sc *scanner) reveal(i int) {
 // recipient reports whether the object j is handed to a third party: "to
 // the guard", "at the desk".
 func (sc *scanner) recipient(j int) bool {
-	return sc.isAny(j+1, []string{"to", "at", "for"}) && j+2 < len(sc.toks) && sc.toks[j+2].cls&(cScopeW|cCreate|cMine|cPoss) != 0
+	return sc.isAny(j+1, recipientWords) && j+2 < len(sc.toks) && sc.toks[j+2].cls&(cScopeW|cCreate|cMine|cPoss) != 0
 }
+
+// recipientWords hand an object to a third party.
+var recipientWords = []string{"to", "at", "for"}
 
 // thirdPoss are possessives of a third party: the prompt is spoken about.
 var thirdPoss = []string{"its", "their", "his", "her", "sein", "seine", "ihr", "son", "sa", "ses", "leur", "su"}
@@ -212,7 +215,11 @@ func (sc *scanner) partOf(a, b int) bool {
 }
 
 // partWords name a part of a text.
-var partWords = []string{"sentence", "sentences", "line", "lines", "word", "words", "paragraph", "paragraphs", "part", "beginning", "start", "opening", "first", "last", "satz", "zeile", "worte", "frase", "línea", "palabras", "phrase", "ligne", "mots"}
+//
+// Word lists matched against tokens (sc.is, sc.isAny) are written folded
+// as the scanned text is: lower case, no accents ("linea" for "línea", "fur"
+// for "für"), one word each; TestWordListsAreFolded checks every list.
+var partWords = []string{"sentence", "sentences", "line", "lines", "word", "words", "paragraph", "paragraphs", "part", "beginning", "start", "opening", "first", "last", "satz", "zeile", "worte", "frase", "linea", "palabras", "phrase", "ligne", "mots"}
 
 // armour reports whether token i is the BEGIN or END of a PEM armour line
 // ("-----BEGIN PRIVATE KEY-----"): five dashes right before it in the

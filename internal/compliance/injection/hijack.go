@@ -152,7 +152,7 @@ func (sc *scanner) aiAddress(i int) {
 var (
 	aiNouns      = []string{"agents", "agent", "systems", "system", "models", "model", "assistants", "assistant", "bots", "tools"}
 	articles     = []string{"the", "any", "an", "a", "all", "die", "der", "la", "le", "l", "el"}
-	addressWords = []string{"note", "dear", "attention", "hey", "hello", "hi", "to", "notice", "für", "an", "pour", "para", "al"}
+	addressWords = []string{"note", "dear", "attention", "hey", "hello", "hi", "to", "notice", "fur", "an", "pour", "para", "al"}
 	readingWords = []string{"reading", "processing", "parsing", "reviewing", "analysing", "analyzing", "scanning", "evaluating", "screening", "crawling", "browsing"}
 	modals       = []string{"must", "should", "will", "shall", "muss", "soll", "debe", "doit"}
 )

@@ -22,9 +22,7 @@ func (sc *scanner) dan(i int) {
 		return // "DAN: Data Analytics Network"
 	}
 	strong := sc.next(i, 0, cMode) >= 0 || upper && sc.colonAfter(i) || sc.youAre(i)
-	for _, w := range [...]string{"as", "als", "como", "comme", "be", "called", "named"} {
-		strong = strong || sc.is(i-1, w)
-	}
+	strong = strong || sc.isAny(i-1, danNamers)
 	weak := sc.near(i, i+1, 15, cRole|cJBAdj|cAI|cFromNow|cCharacter|cStay|cDoAny)
 	var z float64
 	switch {
@@ -54,6 +52,9 @@ func (sc *scanner) acronym(i int) bool {
 	}
 	return sc.toks[i+3].cls&cDoAny == 0
 }
+
+// danNamers before "DAN" make it the model's name: "act as DAN", "be DAN".
+var danNamers = []string{"as", "als", "como", "comme", "be", "called", "named"}
 
 // danNouns after "DAN" make it a name of a technique, not a persona.
 var danNouns = []string{"prompt", "prompts", "jailbreak", "jailbreaks", "attack", "attacks", "style", "method", "technique", "exploit", "exploits", "variant", "variants", "family", "series"}

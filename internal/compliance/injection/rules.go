@@ -239,10 +239,11 @@ func (sc *scanner) complement(j int) bool {
 	return sc.isAny(j+1, complements) && !(j+2 < len(sc.toks) && sc.toks[j+2].cls&(cPoss|cSecMod|cAI|cYou) != 0)
 }
 
-var complements = []string{"for", "on", "about", "of", "embedded", "hidden", "contained", "found", "inside", "within", "zur", "zum", "für", "über", "para", "sobre", "del", "pour", "sur", "du"}
+var complements = []string{"for", "on", "about", "of", "embedded", "hidden", "contained", "found", "inside", "within", "zur", "zum", "fur", "uber", "para", "sobre", "del", "pour", "sur", "du"}
 
-// users name the person whose request an indirect injection overrides.
-var users = []string{"user", "users", "user's", "customer", "customer's", "nutzer", "benutzer", "usuario", "utilisateur"}
+// users name the person whose request an indirect injection overrides
+// ("the user's request" is the token "user" then "s").
+var users = []string{"user", "users", "customer", "nutzer", "benutzer", "usuario", "utilisateur"}
 
 // conjunctions end a verb's object: "ignore the noise and follow the
 // instructions" does not ignore instructions.
@@ -545,11 +546,14 @@ func (sc *scanner) newInstructions(i int) {
 // addressedToAI reports whether token j is followed by "to/for (the)
 // assistant", "to the AI": "new instruction to chat assistant".
 func (sc *scanner) addressedToAI(j int) bool {
-	if !sc.isAny(j+1, []string{"to", "for", "an", "fur", "para", "pour"}) {
+	if !sc.isAny(j+1, toWords) {
 		return false
 	}
 	return sc.next(j+1, 2, cAI) >= 0 && !sc.anyWord(j+2, sc.next(j+1, 2, cAI), conjunctions)
 }
+
+// toWords address something to someone: "to the assistant", "für die KI".
+var toWords = []string{"to", "for", "an", "fur", "para", "pour"}
 
 // colonAfter reports whether token j is followed by a colon (spaces
 // allowed) in the original text.
