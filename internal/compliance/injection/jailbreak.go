@@ -110,8 +110,8 @@ func (sc *scanner) mode(i int) {
 	if !dev && sc.toks[s].cls&cDAN != 0 {
 		return // "DAN mode": dan() weighs it
 	}
-	if sc.near(s, e, 3, cTech) {
-		return // "developer mode on Android", "the god mode folder in Windows"
+	if sc.near(s, e, 3, cTech) && !sc.near(s, e, 4, cAI) {
+		return // "developer mode on Android", "the god mode folder in Windows"; not "debugging mode enabled by OpenAI"
 	}
 	z := -1.0
 	if dev {
@@ -153,7 +153,7 @@ func (sc *scanner) noRestrictions(i int) {
 	switch {
 	case sc.near(nb, i+1, 15, jbContext|cJBAdj|cMode):
 		z += 2.5
-	case sc.youAre(nb) || sc.youAre(nb-1) || sc.youAreBefore(nb, 5):
+	case sc.youAre(nb) || sc.youAre(nb-1) || sc.youAreBefore(nb, 8):
 		z += 1.5
 	case sc.near(nb, i+1, 6, cYou|cAI):
 		z += 0.6
@@ -297,7 +297,7 @@ func (sc *scanner) roleplayHarm(i int) {
 	w := sc.classes(i-30, i+30)
 	z := -1.0 // the harmful word itself: +1, the base -2
 	switch {
-	case w&cRole != 0:
+	case w&(cRole|cCharacter|cJBAdj) != 0:
 		z += 1.2
 	case w&cFiction != 0:
 		z += 0.8

@@ -154,8 +154,8 @@ func TestHandSets(t *testing.T) {
 // positives exceed 5 % or F1 falls below the figure recorded when the set
 // was added (a regression floor, not the target).
 func TestHeldBackSets(t *testing.T) {
-	floors := map[string]float64{"heldback9.jsonl": 0.80}
-	learnedFloors := map[string]float64{"heldback9.jsonl": 0.84}
+	floors := map[string]float64{"heldback9.jsonl": 0.80, "heldback10.jsonl": 0.73}
+	learnedFloors := map[string]float64{"heldback9.jsonl": 0.84, "heldback10.jsonl": 0.77}
 	paths, _ := filepath.Glob("testdata/heldback*.jsonl")
 	if len(paths) == 0 {
 		t.Fatal("no held-back sets in testdata")

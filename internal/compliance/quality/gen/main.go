@@ -90,6 +90,9 @@ func build() (map[string][]byte, error) {
 		neg := hardNegRows(rand.New(rand.NewPCG(sp.seed, 2)), sp.heldOut)
 		inj := injectionRows(rand.New(rand.NewPCG(sp.seed, 3)), sp.heldOut)
 		inj = append(inj, publicInjections(sp.heldOut)...)
+		if !sp.heldOut {
+			inj = append(inj, carrierRows(rand.New(rand.NewPCG(sp.seed, 4)))...)
+		}
 		if sp.heldOut {
 			heldOutInj = inj
 		} else {
