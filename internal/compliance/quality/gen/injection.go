@@ -95,8 +95,8 @@ func injectionRows(r *rand.Rand, heldOut bool) []injRow {
 		}
 	}
 	sets := tuneOverrides
-	singles := concat(tuneInjections, tuneInjections2, tuneInjections3)
-	benign := concat(tuneBenign, tuneBenign2, tuneBenign3)
+	singles := concat(tuneInjections, tuneInjections2, tuneInjections3, tuneInjections4)
+	benign := concat(tuneBenign, tuneBenign2, tuneBenign3, tuneBenign4)
 	encodedCores := tuneEncodedCores
 	if heldOut {
 		sets, singles, benign = heldOutOverrides, heldOutInjections, heldOutBenign
