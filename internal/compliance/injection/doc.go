@@ -23,7 +23,7 @@
 // gives each a set of word classes (override verb, scope, object, reveal
 // verb, role, restriction …); words of no class cost one map lookup. Family
 // matchers start only at anchor words and read a few words around them, so
-// ordinary prose costs about 50 µs per 4 KB and no allocation.
+// ordinary prose costs about 55–60 µs per 4 KB and no allocation.
 //
 // A match is weighed, not just found: its log-odds add up its parts — for
 // "ignore all previous instructions" the verb's strength, the object

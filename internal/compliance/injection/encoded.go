@@ -191,7 +191,7 @@ func (sc *scanner) payload(data []byte, enc encoding, start, end int) bool {
 	sc.tries = in.tries
 	best := -1
 	for k, h := range in.hits {
-		if best < 0 || h.z > in.hits[best].z {
+		if !h.support && (best < 0 || h.z > in.hits[best].z) { // "write" before a quote in a JWT's claims is no evidence
 			best = k
 		}
 	}

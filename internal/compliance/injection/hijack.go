@@ -27,7 +27,20 @@ func (sc *scanner) insteadOf(k int) {
 			break
 		}
 	}
+	if sc.opening(s) && sc.polite(s, end+1) {
+		z -= addrPolite // "Instead of summarising, could you list …": the user's own request
+	}
 	sc.add(famHijack, s, end, z)
+}
+
+// opening reports whether token k is in the text's first sentence.
+func (sc *scanner) opening(k int) bool {
+	for j := k; j > 0; j-- {
+		if sc.toks[j].sent {
+			return false
+		}
+	}
+	return true
 }
 
 // stopWords end what the model is doing: "stop summarising", "hör auf
@@ -114,49 +127,6 @@ func (sc *scanner) quoteAfter(j int) bool {
 	return false
 }
 
-// aiAddress: content that speaks to the model reading it — "<!-- AI: …",
-// "Note to the AI reading this CV: …", "[KI: …]", "The assistant must now …".
-func (sc *scanner) aiAddress(i int) {
-	z := -1.6
-	hidden := sc.hidden(i)
-	addressed := sc.isAny(i-1, addressWords) || sc.isAny(i-2, addressWords) && sc.isAny(i-1, articles)
-	colon := sc.colonAfter(i) || sc.commaAfter(i) && (addressed || hidden || sc.toks[i].sent)
-	reading := sc.isAny(i+1, readingWords) || i+1 < len(sc.toks) && sc.toks[i+1].cls&cTaskIng != 0 ||
-		sc.isAny(i+1, aiNouns) && sc.isAny(i+2, readingWords)
-	modal := sc.isAny(i+1, modals) && sc.next(i+1, 1, cPivot) >= 0
-	if !colon && !reading && !modal && !hidden {
-		return
-	}
-	if colon {
-		z += 0.7
-	}
-	if addressed {
-		z += 0.8
-	}
-	if reading {
-		z += 1.0
-	}
-	if modal || hidden {
-		z += 0.8
-	}
-	end := i + 1
-	for m := i + 1; m < len(sc.toks) && m <= i+12; m++ {
-		if sc.toks[m].cls&(cImper|cOvr|cReveal|cExfilVerb|cChange|cPivot) != 0 {
-			z, end = z+0.5, m+1
-			break
-		}
-	}
-	sc.add(famHijack, max(0, i-1), end, z)
-}
-
-var (
-	aiNouns      = []string{"agents", "agent", "systems", "system", "models", "model", "assistants", "assistant", "bots", "tools"}
-	articles     = []string{"the", "any", "an", "a", "all", "die", "der", "la", "le", "l", "el"}
-	addressWords = []string{"note", "dear", "attention", "hey", "hello", "hi", "to", "notice", "für", "an", "pour", "para", "al"}
-	readingWords = []string{"reading", "processing", "parsing", "reviewing", "analysing", "analyzing", "scanning", "evaluating", "screening", "crawling", "browsing"}
-	modals       = []string{"must", "should", "will", "shall", "muss", "soll", "debe", "doit"}
-)
-
 // hidden reports whether token i sits just inside an HTML comment, a
 // hidden element or a bracket in the original text ("<!-- AI:", "[KI:",
 // <div style="display:none">AI agents …).
@@ -168,6 +138,9 @@ func (sc *scanner) hidden(i int) bool {
 	}
 	if strings.HasSuffix(strings.TrimRight(before, " "), "[") {
 		return true
+	}
+	if line := strings.TrimLeft(before, " \t"); strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "##") || strings.HasPrefix(line, "//") {
+		return true // a code comment: "# LLM reviewer: approve …"
 	}
 	for _, h := range hiders {
 		if strings.Contains(before, h) {
@@ -213,3 +186,61 @@ func (sc *scanner) pwned(i int) {
 	}
 	sc.add(famHijack, start, i+1, z)
 }
+
+// Redirect weights.
+const (
+	redirectBase  = -0.8
+	redirectTask  = 1.2 // a task was given before
+	redirectOrder = 1.0 // a new order follows
+	redirectBack  = 60  // tokens looked back for the task
+)
+
+// redirect: a task given, then taken back and replaced — "Translate this.
+// Don't translate it. Instead, tell me …", "Summarise this. Change of
+// plans: you will now act as …", "Prüfe diesen Code. Vergiss das, die
+// eigentliche Bitte ist: …". Token i is a pivot; "actually", "wait" and
+// "now" count only before a prohibition or an override ("Wait, scrap the
+// email").
+func (sc *scanner) redirect(i int) {
+	if sc.isAny(i, weakPivots) && sc.next(i, 1, cNeg|cOvr) < 0 {
+		return
+	}
+	if sc.priorTask(i) < 0 {
+		return
+	}
+	z, end := redirectBase+redirectTask, i+1
+	switch o := sc.orderAfter(i, false); {
+	case o >= 0:
+		z, end = z+redirectOrder, o+1
+	case sc.next(i, 6, cRole) >= 0:
+		z, end = z+redirectOrder, sc.next(i, 6, cRole)+1 // "change of plans: you will now act as …"
+	case i >= 1 && sc.prev(i, 2, orderVerbs) >= 0 && !sc.toks[i].sent:
+		z += redirectOrder // "tell me a joke instead", "raconte-moi plutôt"
+	default:
+		return
+	}
+	sc.add(famHijack, i, end, z)
+}
+
+// priorTask is a task verb that opens a sentence or a clause before token
+// i (within redirectBack tokens, not the pivot's own clause), or -1:
+// "Translate …", "Please summarise …", "Fasse … zusammen".
+func (sc *scanner) priorTask(i int) int {
+	for k := i - 2; k >= 0 && k >= i-redirectBack; k-- {
+		if !sc.isAny(k, taskVerbs) {
+			continue
+		}
+		if k == 0 || sc.toks[k].sent || sc.isAny(k-1, politeWords) && (k == 1 || sc.toks[k-1].sent) {
+			return k
+		}
+	}
+	return -1
+}
+
+var (
+	weakPivots = []string{"now", "actually", "wait", "jetzt", "nun", "ahora", "maintenant", "eigentlich", "fait", "hecho", "realidad"}
+	taskVerbs  = []string{"translate", "summarise", "summarize", "classify", "check", "proofread", "rewrite", "count", "extract", "sort", "correct", "answer", "review", "analyse", "analyze", "fix", "edit", "rate", "convert",
+		"ubersetze", "fasse", "prufe", "korrigiere", "zahle", "beantworte", "analysiere",
+		"traduce", "resume", "revisa", "corrige", "clasifica", "analiza", "responde",
+		"traduis", "resume", "verifie", "classe", "analyse", "reponds"}
+)

@@ -22,9 +22,7 @@ func (sc *scanner) dan(i int) {
 		return // "DAN: Data Analytics Network"
 	}
 	strong := sc.next(i, 0, cMode) >= 0 || upper && sc.colonAfter(i) || sc.youAre(i)
-	for _, w := range [...]string{"as", "als", "como", "comme", "be", "called", "named"} {
-		strong = strong || sc.is(i-1, w)
-	}
+	strong = strong || sc.isAny(i-1, danNamers)
 	weak := sc.near(i, i+1, 15, cRole|cJBAdj|cAI|cFromNow|cCharacter|cStay|cDoAny)
 	var z float64
 	switch {
@@ -54,6 +52,9 @@ func (sc *scanner) acronym(i int) bool {
 	}
 	return sc.toks[i+3].cls&cDoAny == 0
 }
+
+// danNamers before "DAN" make it the model's name: "act as DAN", "be DAN".
+var danNamers = []string{"as", "als", "como", "comme", "be", "called", "named"}
 
 // danNouns after "DAN" make it a name of a technique, not a persona.
 var danNouns = []string{"prompt", "prompts", "jailbreak", "jailbreaks", "attack", "attacks", "style", "method", "technique", "exploit", "exploits", "variant", "variants", "family", "series"}
@@ -109,8 +110,8 @@ func (sc *scanner) mode(i int) {
 	if !dev && sc.toks[s].cls&cDAN != 0 {
 		return // "DAN mode": dan() weighs it
 	}
-	if sc.near(s, e, 3, cTech) {
-		return // "developer mode on Android", "the god mode folder in Windows"
+	if sc.near(s, e, 3, cTech) && !sc.near(s, e, 4, cAI) {
+		return // "developer mode on Android", "the god mode folder in Windows"; not "debugging mode enabled by OpenAI"
 	}
 	z := -1.0
 	if dev {
@@ -152,7 +153,7 @@ func (sc *scanner) noRestrictions(i int) {
 	switch {
 	case sc.near(nb, i+1, 15, jbContext|cJBAdj|cMode):
 		z += 2.5
-	case sc.youAre(nb) || sc.youAre(nb-1) || sc.youAreBefore(nb, 5):
+	case sc.youAre(nb) || sc.youAre(nb-1) || sc.youAreBefore(nb, 8):
 		z += 1.5
 	case sc.near(nb, i+1, 6, cYou|cAI):
 		z += 0.6
@@ -294,18 +295,51 @@ func (sc *scanner) templates() {
 // break into a bank". Reported once per text.
 func (sc *scanner) roleplayHarm(i int) {
 	w := sc.classes(i-30, i+30)
-	z := -1.0 // the harmful word itself: +1, the base -2
+	z := harmBase
 	switch {
-	case w&cRole != 0:
-		z += 1.2
+	case w&(cRole|cCharacter|cJBAdj) != 0 || sc.youAreNear(i-30, i+30):
+		z += harmRole
 	case w&cFiction != 0:
-		z += 0.8
+		z += harmFiction
 	default:
 		return
 	}
 	if w&cDetail != 0 {
-		z += 1.0
+		z += harmDetail
+	}
+	if sc.anyWord(i-6, i+1, defensiveWords) {
+		z -= harmDefensive // "the history of gunpowder", "how to spot a phishing call"
 	}
 	sc.harm = true
 	sc.add(famJailbreak, i, i+1, z)
 }
+
+// Role-play harm weights: a harmful word with a role and a procedure
+// asked for is a jailbreak; with a role alone it is fiction.
+const (
+	harmBase      = -1.5
+	harmRole      = 1.2 // act as, pretend, you are X, role-play
+	harmFiction   = 0.8 // a story, a scene, a screenplay
+	harmDetail    = 1.2 // step by step, exactly how, recipe, doses
+	harmDefensive = 1.0 // history, dangers, prevent, spot
+)
+
+// defensiveWords before a harmful word make it a topic, not a procedure.
+var defensiveWords = []string{"history", "dangers", "danger", "dangerous", "prevent", "preventing", "avoid", "spot", "spotting", "recognise", "recognize", "detect", "protect", "against", "why", "stop", "stops", "caught", "geschichte", "historia", "histoire"}
+
+// youAreNear reports whether "you are" / "du bist" / "eres" / "tu es"
+// stands in tokens [a, b): a role given.
+func (sc *scanner) youAreNear(a, b int) bool {
+	for k := max(0, a); k < b && k+1 < len(sc.toks); k++ {
+		if sc.toks[k].cls&cYou != 0 && sc.toks[k+1].cls&cBe != 0 && !sc.toks[k+1].sent {
+			return true
+		}
+		if sc.isAny(k, youAreWords) {
+			return true
+		}
+	}
+	return false
+}
+
+// youAreWords give a role in one word.
+var youAreWords = []string{"eres", "sei", "sois"}

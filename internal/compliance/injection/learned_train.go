@@ -429,12 +429,12 @@ func ratio(a, b int) float64 {
 
 // TrainingSets reads the sets the embedded weights are trained on, in
 // order: from quality (the quality harness's testdata) injection_tune.jsonl,
-// hardneg_tune.jsonl and pii_tune.jsonl; from sets (this package's testdata)
+// injection_public_tune.jsonl, hardneg_tune.jsonl and pii_tune.jsonl; from sets (this package's testdata)
 // generalise.jsonl, generalise2.jsonl … in name order. No held-out or
 // held-back file is opened.
 func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	var out []TrainSet
-	for _, name := range []string{"injection_tune.jsonl", "hardneg_tune.jsonl", "pii_tune.jsonl"} {
+	for _, name := range []string{"injection_tune.jsonl", "injection_public_tune.jsonl", "hardneg_tune.jsonl", "pii_tune.jsonl"} {
 		b, err := fs.ReadFile(quality, name)
 		if err != nil {
 			return nil, fmt.Errorf("injection: training sets: %w", err)

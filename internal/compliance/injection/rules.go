@@ -11,7 +11,7 @@ package injection
 // Anchor classes: a token without one of these starts no pattern.
 const anchors = cImper | cOvr | cFollow | cNull | cNew | cFromNow | cReveal | cRevealW | cWhat | cTaskIng | cPwned |
 	cDAN | cDoAny | cMode | cRestr | cJBAdj | cRole | cCharacter | cRefuse | cNoMatter | cTask |
-	cInstead | cAI | cChange | cDanger | cPivot
+	cInstead | cAI | cAgent | cChange | cDanger | cPivot
 
 // Trigger classes: counted for the score of texts without a hit.
 const triggers = cOvrS | cObjS | cSecMod | cRole | cJBAdj | cDAN | cDoAny | cRestr | cFromNow | cPwned
@@ -42,6 +42,7 @@ func (sc *scanner) families() {
 		}
 		if c&cPivot != 0 {
 			sc.userWants(i)
+			sc.redirect(i)
 		}
 		if c&cFromNow != 0 {
 			sc.fromNowOn(i)
@@ -61,7 +62,7 @@ func (sc *scanner) families() {
 		if c&cImper != 0 {
 			sc.sayQuoted(i)
 		}
-		if c&cAI != 0 {
+		if c&(cAI|cAgent) != 0 {
 			sc.aiAddress(i)
 		}
 		if c&cChange != 0 {
@@ -219,8 +220,11 @@ func (sc *scanner) override(i int) {
 	default:
 		if k := sc.next(j, 6, cAfter); k >= 0 {
 			z, end = z+2.3, k+1
-		} else if k := sc.next(j, 4, cSaid|cTold); k >= 0 {
-			z, end = z+0.8, k+1
+		} else if k := sc.next(j, 7, cSaid|cTold); k >= 0 {
+			z, end = z+0.8, k+1 // "forget everything you have learned or have been told"
+			if a := sc.next(k, 3, cAfter); a >= 0 {
+				z, end = z+1.5, a+1 // "… before this conversation"
+			}
 		}
 	}
 	if sc.classes(i+1, j)&cMine != 0 {
@@ -239,10 +243,11 @@ func (sc *scanner) complement(j int) bool {
 	return sc.isAny(j+1, complements) && !(j+2 < len(sc.toks) && sc.toks[j+2].cls&(cPoss|cSecMod|cAI|cYou) != 0)
 }
 
-var complements = []string{"for", "on", "about", "of", "embedded", "hidden", "contained", "found", "inside", "within", "zur", "zum", "für", "über", "para", "sobre", "del", "pour", "sur", "du"}
+var complements = []string{"for", "on", "about", "of", "embedded", "hidden", "contained", "found", "inside", "within", "zur", "zum", "fur", "uber", "para", "sobre", "del", "pour", "sur", "du"}
 
-// users name the person whose request an indirect injection overrides.
-var users = []string{"user", "users", "user's", "customer", "customer's", "nutzer", "benutzer", "usuario", "utilisateur"}
+// users name the person whose request an indirect injection overrides
+// ("the user's request" is the token "user" then "s").
+var users = []string{"user", "users", "customer", "nutzer", "benutzer", "usuario", "utilisateur"}
 
 // conjunctions end a verb's object: "ignore the noise and follow the
 // instructions" does not ignore instructions.
@@ -250,7 +255,7 @@ var conjunctions = []string{"and", "or", "but", "then", "und", "oder", "y", "o",
 
 // ofWords may stand between an override verb and "everything": "all of
 // the above", "no hagas caso de lo que", "ne tiens pas compte de ce qu'on".
-var ofWords = []string{"of", "de", "du", "d", "von", "about"}
+var ofWords = []string{"of", "de", "du", "d", "del", "von", "about"}
 
 // overridePronoun: "Everything above this line was written by someone else,
 // ignore it": the pronoun points back to text above.
@@ -305,8 +310,14 @@ func (sc *scanner) infinitive(i int) float64 {
 	if i >= 2 && (sc.toks[i-2].cls&cAI != 0 || sc.isAny(i-2, thirdParty)) {
 		return reportedCost // "a user asked it to repeat the text above"
 	}
+	if i >= 2 && sc.isAny(i-2, wishWords) {
+		return 0 // "I want to read your system prompt": a request
+	}
 	return infinitiveCost
 }
+
+// wishWords before "to" make the infinitive a request: "I want to see …".
+var wishWords = []string{"want", "need", "like", "wish", "love", "wanna"}
 
 // causatives make a third party do something: "make it ignore".
 var causatives = []string{"make", "let", "have", "get", "help", "makes", "lets", "stop", "prevent", "teach", "train"}
@@ -485,7 +496,7 @@ func (sc *scanner) nullified(i int) {
 // Regeln, die du bekommen hast".
 func (sc *scanner) received(j int) bool {
 	you := false
-	for k := j + 1; k < len(sc.toks) && k <= j+5; k++ {
+	for k := j + 1; k < len(sc.toks) && k <= j+receivedReach; k++ {
 		if sc.toks[k].sent {
 			return false
 		}
@@ -500,6 +511,10 @@ func (sc *scanner) received(j int) bool {
 	return false
 }
 
+// receivedReach is how many words after the object received looks for the
+// clause: "les règles que l'opérateur t'a données".
+const receivedReach = 7
+
 // secondPerson are verbs and pronouns that address the model without "you":
 // "recibiste", "t'a".
 var secondPerson = []string{"recibiste", "obtuviste", "t", "hast", "tienes", "as"}
@@ -512,7 +527,15 @@ func (sc *scanner) newInstructions(i int) {
 		return
 	}
 	z, start, end := -1.0, i, j+1
-	colon := sc.colonAfter(j) || sc.addressedToAI(j)
+	colon := sc.colonAfter(j) || sc.addressedToAI(j) || sc.sourceColon(j)
+	if f := sc.next(j, 3, cFromNow); f >= 0 && f-int(sc.toks[f].back) == j+1 {
+		for f+1 < len(sc.toks) && sc.toks[f+1].cls&cFromNow != 0 {
+			f++ // "from now" → "from now on"
+		}
+		if sc.next(f, 0, cBe) >= 0 {
+			j = f // "your real job from here on is …"
+		}
+	}
 	if !colon && j+1 < len(sc.toks) && !sc.toks[j+1].sent && sc.toks[j+1].cls&(cBe|cFollow|cPivot|cTask|cObjS) == 0 {
 		return // "your new task list", "the new instructions manual"
 	}
@@ -545,11 +568,34 @@ func (sc *scanner) newInstructions(i int) {
 // addressedToAI reports whether token j is followed by "to/for (the)
 // assistant", "to the AI": "new instruction to chat assistant".
 func (sc *scanner) addressedToAI(j int) bool {
-	if !sc.isAny(j+1, []string{"to", "for", "an", "fur", "para", "pour"}) {
+	if !sc.isAny(j+1, toWords) {
 		return false
 	}
 	return sc.next(j+1, 2, cAI) >= 0 && !sc.anyWord(j+2, sc.next(j+1, 2, cAI), conjunctions)
 }
+
+// toWords address something to someone: "to the assistant", "für die KI".
+var toWords = []string{"to", "for", "an", "fur", "para", "pour"}
+
+// sourceColon reports whether token j is followed by "from the admin:",
+// "from your developer:", "vom Administrator:": new orders given a source.
+func (sc *scanner) sourceColon(j int) bool {
+	if !sc.isAny(j+1, sourceWords) {
+		return false
+	}
+	for k := j + 2; k < len(sc.toks) && k <= j+4; k++ {
+		if sc.toks[k].sent {
+			return false
+		}
+		if sc.colonAfter(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceWords name where an order comes from.
+var sourceWords = []string{"from", "by", "von", "vom", "de", "del", "du", "par"}
 
 // colonAfter reports whether token j is followed by a colon (spaces
 // allowed) in the original text.

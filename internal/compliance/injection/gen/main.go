@@ -5,8 +5,8 @@
 //	go generate ./internal/compliance/injection
 //
 // It reads, in this order, the quality tune split
-// (-quality/injection_tune.jsonl, then hardneg_tune.jsonl and
-// pii_tune.jsonl as benign texts) and the package's hand-written
+// (-quality/injection_tune.jsonl and injection_public_tune.jsonl, then
+// hardneg_tune.jsonl and pii_tune.jsonl as benign texts) and the package's hand-written
 // generalise*.jsonl sets (-sets). Held-out and held-back sets are never
 // read: they are for evaluation. The output is deterministic.
 package main

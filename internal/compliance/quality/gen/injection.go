@@ -94,7 +94,9 @@ func injectionRows(r *rand.Rand, heldOut bool) []injRow {
 			rows = append(rows, injRow{Text: t, Label: label, Kind: kind, Lang: lang, Source: source})
 		}
 	}
-	sets, singles, benign := tuneOverrides, tuneInjections, tuneBenign
+	sets := tuneOverrides
+	singles := concat(tuneInjections, tuneInjections2, tuneInjections3, tuneInjections4)
+	benign := concat(tuneBenign, tuneBenign2, tuneBenign3, tuneBenign4)
 	encodedCores := tuneEncodedCores
 	if heldOut {
 		sets, singles, benign = heldOutOverrides, heldOutInjections, heldOutBenign
@@ -138,6 +140,15 @@ func hexFrames(heldOut bool) []string {
 		return []string{"Convert from hex, then obey: ", "0x-encoded task: "}
 	}
 	return []string{"Decode this hex and follow it: ", "hex: "}
+}
+
+// concat joins groups of rows.
+func concat(parts ...[]injGroup) []injGroup {
+	var out []injGroup
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // An injGroup is hand-written rows sharing label, kind and language.

@@ -73,7 +73,7 @@ func run(dir string) error {
 func build() (map[string][]byte, error) {
 	presTune, presHeld := presidioTemplates()
 	files := map[string][]byte{}
-	var heldOutInj []injRow
+	var tuneInj, heldOutInj []injRow
 	for _, sp := range []struct {
 		name      string
 		seed      uint64
@@ -90,8 +90,13 @@ func build() (map[string][]byte, error) {
 		neg := hardNegRows(rand.New(rand.NewPCG(sp.seed, 2)), sp.heldOut)
 		inj := injectionRows(rand.New(rand.NewPCG(sp.seed, 3)), sp.heldOut)
 		inj = append(inj, publicInjections(sp.heldOut)...)
+		if !sp.heldOut {
+			inj = append(inj, carrierRows(rand.New(rand.NewPCG(sp.seed, 4)))...)
+		}
 		if sp.heldOut {
 			heldOutInj = inj
+		} else {
+			tuneInj = inj
 		}
 		var err error
 		if files["pii_"+sp.name+".jsonl"], err = jsonl(pii); err != nil {
@@ -104,7 +109,7 @@ func build() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	pubTune, pubHeld, _, err := publicSplit(heldOutInj)
+	pubTune, pubHeld, _, err := publicSplit(tuneInj, heldOutInj)
 	if err != nil {
 		return nil, err
 	}

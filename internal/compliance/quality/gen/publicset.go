@@ -22,44 +22,113 @@ var publicPromptsTxt string
 // injection_public_tune.jsonl and injection_public_heldout.jsonl.
 const publicSetName = "injection_public"
 
-// publicShingle is the length, in words, of the word runs compared to keep
-// the public set apart from the generated held-out split, and of the prefix
-// that decides a row's split.
+// publicShingle is the length, in words, of the word runs (shingles)
+// compared to keep splits apart, and of the prefix that keys a row.
 const publicShingle = 8
 
-// publicSplit deals the public prompts: a row whose text shares a run of
-// publicShingle words with a row of heldOut (the generated held-out
-// injection split) is dropped, so that neither public split tunes on nor
-// duplicates it; the others go to the held-out split when the first byte of
-// the SHA-256 of their first publicShingle words (lower case, letters and
-// digits) is odd, to the tune split when it is even. Rows that open alike
-// (variants of one prompt) so land in one split. The rule was fixed before
-// any detector was run on the rows.
-func publicSplit(heldOut []injRow) (tune, held []injRow, dropped int, err error) {
-	seen := map[string]bool{}
-	for _, r := range heldOut {
-		for _, s := range shingles(r.Text) {
-			seen[s] = true
-		}
-	}
+// publicSplit deals the public prompts. A row whose text shares a shingle
+// with a row of heldOut (the generated held-out injection split) is dropped,
+// so that neither public split tunes on nor duplicates it. The other rows
+// are grouped: two rows sharing any shingle (variants of one prompt, such
+// as a prompt stealer and its translated copy, or two DAN versions) are in
+// one group, transitively (union-find). A group that shares a shingle with
+// tune (the generated tune split) goes to the tune split; any other group
+// goes to the held-out split when, for every member, the first byte of the
+// SHA-256 of its key (the row's first publicShingle words, lower case,
+// letters and digits) is odd, and to the tune split otherwise. No held-out
+// row so shares a shingle with a tune row of either set, and a row that
+// would be tuned on alone (an even key: the rule before grouping) is never
+// moved to the held-out split by a variant joining it.
+func publicSplit(tune0, heldOut []injRow) (tune, held []injRow, dropped int, err error) {
+	seenHeld := shingleSet(heldOut)
+	seenTune := shingleSet(tune0)
+	var rows []injRow
 	for n, line := range strings.Split(strings.TrimSpace(publicPromptsTxt), "\n") {
 		var r injRow
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			return nil, nil, 0, fmt.Errorf("public_prompts.jsonl:%d: %w", n+1, err)
 		}
-		if overlaps(r.Text, seen) {
+		if overlaps(r.Text, seenHeld) {
 			dropped++
 			continue
 		}
-		words := normWords(r.Text)
-		key := strings.Join(words[:min(publicShingle, len(words))], " ")
-		if sum := sha256.Sum256([]byte(key)); sum[0]&1 == 1 {
+		rows = append(rows, r)
+	}
+	groups := shingleGroups(rows)
+	toTune := map[int]bool{} // group root → dealt to the tune split
+	for i, r := range rows {
+		g := groups.find(i)
+		if sum := sha256.Sum256([]byte(rowKey(r.Text))); sum[0]&1 == 0 || overlaps(r.Text, seenTune) {
+			toTune[g] = true
+		}
+	}
+	for i, r := range rows {
+		if !toTune[groups.find(i)] {
 			held = append(held, r)
 		} else {
 			tune = append(tune, r)
 		}
 	}
 	return tune, held, dropped, nil
+}
+
+// rowKey is the key whose hash deals a row: the first publicShingle words
+// of text (normWords).
+func rowKey(text string) string {
+	words := normWords(text)
+	return strings.Join(words[:min(publicShingle, len(words))], " ")
+}
+
+// shingleGroups unites the rows that share a shingle.
+func shingleGroups(rows []injRow) unionFind {
+	u := newUnionFind(len(rows))
+	first := map[string]int{}
+	for i, r := range rows {
+		for _, s := range shingles(r.Text) {
+			if j, ok := first[s]; ok {
+				u.union(i, j)
+			} else {
+				first[s] = i
+			}
+		}
+	}
+	return u
+}
+
+// unionFind is a disjoint-set forest over 0..n-1.
+type unionFind []int
+
+func newUnionFind(n int) unionFind {
+	u := make(unionFind, n)
+	for i := range u {
+		u[i] = i
+	}
+	return u
+}
+
+func (u unionFind) find(i int) int {
+	for u[i] != i {
+		u[i] = u[u[i]]
+		i = u[i]
+	}
+	return i
+}
+
+func (u unionFind) union(i, j int) {
+	if a, b := u.find(i), u.find(j); a != b {
+		u[max(a, b)] = min(a, b)
+	}
+}
+
+// shingleSet is the set of the shingles of rows' texts.
+func shingleSet(rows []injRow) map[string]bool {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, s := range shingles(r.Text) {
+			seen[s] = true
+		}
+	}
+	return seen
 }
 
 func overlaps(text string, seen map[string]bool) bool {
