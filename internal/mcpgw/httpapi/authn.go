@@ -48,9 +48,9 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			writeHTTPError(w, nil, err)
 			return
 		}
-		st := &requestState{trustedKnown: true, isTrusted: a.trusted(r)}
+		st := &requestState{trustedKnown: true, isTrusted: a.trusted(r), principal: p, caller: p.Caller()}
 		ctx := context.WithValue(identity.With(r.Context(), p), requestStateKey{}, st)
-		info := &sdkauth.TokenInfo{UserID: p.Caller(), Extra: map[string]any{extraPrincipal: p, extraTrusted: st.isTrusted}}
+		info := &sdkauth.TokenInfo{UserID: st.caller, Extra: map[string]any{extraPrincipal: p, extraTrusted: st.isTrusted}}
 		var s *mcpgw.Server
 		if id := r.PathValue("server_id"); id != "" {
 			if s, err = a.d.Gateway.Servers.Server(ctx, id); err != nil {
@@ -96,6 +96,8 @@ type tokenInfoKey struct{}
 type requestState struct {
 	trustedKnown, isTrusted bool
 	refreshed               bool // getServer refreshed the view for this request
+	principal               *identity.Principal
+	caller                  string // principal.Caller()
 }
 
 type requestStateKey struct{}
@@ -106,6 +108,15 @@ func stateOf(r *http.Request) *requestState {
 		return st
 	}
 	return &requestState{}
+}
+
+// callerOf is p.Caller(), computed once per request when p is the
+// request's authenticated principal.
+func (st *requestState) callerOf(p *identity.Principal) string {
+	if st.principal == p && st.caller != "" {
+		return st.caller
+	}
+	return p.Caller()
 }
 
 // trusted says whether r comes from SVC_MCP_TRUSTED_CIDRS.

@@ -76,7 +76,7 @@ func (a *API) server(r *http.Request) *mcp.Server {
 		return nil
 	}
 	st := stateOf(r)
-	key := viewKey{server: r.PathValue("server_id"), caller: p.Caller(), trusted: st.trusted(a, r)}
+	key := viewKey{server: r.PathValue("server_id"), caller: st.callerOf(p), trusted: st.trusted(a, r)}
 	v, made := a.view(key, p)
 	switch {
 	case made || (r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && !st.refreshed):
