@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
+	"strconv"
 )
 
 // AllowedParams is the per-tool parameter allow-list of a registration:
@@ -99,8 +99,9 @@ func (s *Server) Visible(tool string, granted bool) bool {
 }
 
 // Permits checks one call: the tool's visibility, then its arguments
-// against allowed_params. args is the call's decoded arguments object.
-func (s *Server) Permits(tool string, args map[string]json.RawMessage, granted bool) error {
+// against allowed_params. args are the call's top-level parameters as
+// DecodeArguments gives them (Arguments.Params).
+func (s *Server) Permits(tool string, args map[string]any, granted bool) error {
 	if slices.Contains(s.DisallowedTools, tool) {
 		return &Denied{Tool: tool, Reason: "is disallowed on this server"}
 	}
@@ -108,14 +109,14 @@ func (s *Server) Permits(tool string, args map[string]json.RawMessage, granted b
 		return &Denied{Tool: tool, Reason: "is not in this server's allowed tools for the caller"}
 	}
 	rules, ok := s.AllowedParams[tool]
-	if !ok {
+	if !ok || len(args) == 0 {
 		return nil
 	}
 	names := make([]string, 0, len(args))
 	for name := range args {
 		names = append(names, name)
 	}
-	sort.Strings(names) // the first refused parameter is the same every time
+	slices.Sort(names) // the first refused parameter is the same every time
 	for _, name := range names {
 		pat, listed := rules[name]
 		if !listed {
@@ -128,7 +129,10 @@ func (s *Server) Permits(tool string, args map[string]json.RawMessage, granted b
 	return nil
 }
 
-func valueMatches(pat string, raw json.RawMessage) bool {
+// valueMatches matches a decoded value against a parameter's pattern:
+// strings as they are, numbers as their canonical JSON text, booleans and
+// null as their JSON; objects and arrays never match a pattern.
+func valueMatches(pat string, v any) bool {
 	re, err := compilePattern(pat)
 	if err != nil {
 		return false // validated at registration; a bad pattern never admits
@@ -136,19 +140,15 @@ func valueMatches(pat string, raw json.RawMessage) bool {
 	if re == nil {
 		return true
 	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return false
+	switch t := v.(type) {
+	case string:
+		return re.MatchString(t)
+	case json.Number:
+		return re.MatchString(canonicalNumber(t))
+	case bool:
+		return re.MatchString(strconv.FormatBool(t))
+	case nil:
+		return re.MatchString("null")
 	}
-	switch raw[0] {
-	case '{', '[':
-		return false
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return false
-		}
-		return re.MatchString(s)
-	}
-	return re.Match(raw)
+	return false
 }

@@ -37,11 +37,11 @@ func TestPermits(t *testing.T) {
 		{"delete", `{}`, true, "", false},
 	}
 	for _, c := range cases {
-		var args map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+		args, err := DecodeArguments([]byte(c.args))
+		if err != nil {
 			t.Fatal(err)
 		}
-		err := s.Permits(c.tool, args, c.granted)
+		err = s.Permits(c.tool, args.Params, c.granted)
 		if (err == nil) != c.ok {
 			t.Errorf("Permits(%s, %s, granted=%v) = %v, want ok=%v", c.tool, c.args, c.granted, err, c.ok)
 			continue

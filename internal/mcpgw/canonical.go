@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,17 +20,27 @@ const (
 // JSON object svc accepts (the caller's mistake).
 var ErrArguments = errors.New("mcpgw: invalid tool arguments")
 
-// Canonical returns the canonical JSON of a call's arguments: an object
-// (null or empty input is {}), keys sorted, no insignificant space, strings
-// in Go's JSON escaping, numbers in their shortest exact form (1.0 and 1e0
-// are 1; integers keep every digit). Two argument objects that mean the same
-// have the same canonical form: it keys the tool-call cache and is what the
-// audit entry hashes. Input over MaxArgumentsBytes or nested deeper than
-// MaxArgumentsDepth is refused.
-func Canonical(args []byte) ([]byte, error) {
+// Arguments are a call's arguments decoded once, in the forms the gateway
+// needs: the canonical JSON (the cache key, the audit hash, what goes
+// upstream), the top-level parameters (for allowed_params) and the texts
+// the compliance scan reads.
+type Arguments struct {
+	// Canonical is the arguments' canonical JSON (see Canonical).
+	Canonical []byte
+	// Params are the top-level parameters as decoded: string, json.Number,
+	// bool, nil, map[string]any or []any. Nil when there are none.
+	Params map[string]any
+	// Texts are the non-empty object keys and string values, in the order
+	// of the canonical form, at most maxScanTexts of them.
+	Texts []string
+}
+
+// DecodeArguments decodes a call's arguments once into their canonical
+// form, parameters and texts. Its errors wrap ErrArguments.
+func DecodeArguments(args []byte) (*Arguments, error) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
-		return []byte("{}"), nil
+		return &Arguments{Canonical: []byte("{}")}, nil
 	}
 	if len(args) > MaxArgumentsBytes {
 		return nil, fmt.Errorf("%w: over %d bytes", ErrArguments, MaxArgumentsBytes)
@@ -40,22 +50,52 @@ func Canonical(args []byte) ([]byte, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
-	var v any
+	var v map[string]any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrArguments, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the object", ErrArguments)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(args))
-	if err := writeCanonical(&buf, v, 0); err != nil {
+	w := canonicalWriter{buf: make([]byte, 0, len(args))}
+	if err := w.write(v, 0); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	if len(v) == 0 {
+		v = nil
+	}
+	return &Arguments{Canonical: w.buf, Params: v, Texts: w.texts}, nil
 }
 
-func writeCanonical(buf *bytes.Buffer, v any, depth int) error {
+// Canonical returns the canonical JSON of a call's arguments: an object
+// (null or empty input is {}), keys sorted, no insignificant space, strings
+// in Go's JSON escaping, numbers in their shortest exact form (1.0 and 1e0
+// are 1; integers keep every digit). Two argument objects that mean the same
+// have the same canonical form: it keys the tool-call cache and is what the
+// audit entry hashes. Input over MaxArgumentsBytes or nested deeper than
+// MaxArgumentsDepth is refused.
+func Canonical(args []byte) ([]byte, error) {
+	a, err := DecodeArguments(args)
+	if err != nil {
+		return nil, err
+	}
+	return a.Canonical, nil
+}
+
+// canonicalWriter writes a decoded value's canonical form and gathers its
+// texts on the way.
+type canonicalWriter struct {
+	buf   []byte
+	texts []string
+}
+
+func (w *canonicalWriter) text(s string) {
+	if s != "" && len(w.texts) < maxScanTexts {
+		w.texts = append(w.texts, s)
+	}
+}
+
+func (w *canonicalWriter) write(v any, depth int) error {
 	if depth > MaxArgumentsDepth {
 		return fmt.Errorf("%w: nested deeper than %d", ErrArguments, MaxArgumentsDepth)
 	}
@@ -65,46 +105,70 @@ func writeCanonical(buf *bytes.Buffer, v any, depth int) error {
 		for k := range t {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
+		slices.Sort(keys)
+		w.buf = append(w.buf, '{')
 		for i, k := range keys {
 			if i > 0 {
-				buf.WriteByte(',')
+				w.buf = append(w.buf, ',')
 			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			if err := writeCanonical(buf, t[k], depth+1); err != nil {
+			w.buf = appendString(w.buf, k)
+			w.text(k)
+			w.buf = append(w.buf, ':')
+			if err := w.write(t[k], depth+1); err != nil {
 				return err
 			}
 		}
-		buf.WriteByte('}')
+		w.buf = append(w.buf, '}')
 	case []any:
-		buf.WriteByte('[')
+		w.buf = append(w.buf, '[')
 		for i, e := range t {
 			if i > 0 {
-				buf.WriteByte(',')
+				w.buf = append(w.buf, ',')
 			}
-			if err := writeCanonical(buf, e, depth+1); err != nil {
+			if err := w.write(e, depth+1); err != nil {
 				return err
 			}
 		}
-		buf.WriteByte(']')
+		w.buf = append(w.buf, ']')
 	case string:
-		writeString(buf, t)
+		w.buf = appendString(w.buf, t)
+		w.text(t)
 	case json.Number:
-		buf.WriteString(canonicalNumber(t))
+		w.buf = append(w.buf, canonicalNumber(t)...)
 	case bool:
-		buf.WriteString(strconv.FormatBool(t))
+		w.buf = strconv.AppendBool(w.buf, t)
 	case nil:
-		buf.WriteString("null")
+		w.buf = append(w.buf, "null"...)
 	}
 	return nil
 }
 
-func writeString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	buf.Write(b)
+// appendString appends s as encoding/json writes it (HTML-escaped): as it
+// is when every byte is printable ASCII that needs no escape, else through
+// encoding/json.
+func appendString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if !plainByte[s[i]] {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
+
+// plainByte marks the bytes encoding/json writes unescaped in a string
+// with HTML escaping on: printable ASCII but for '"', '\\', '<', '>', '&'.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = true
+	}
+	for _, b := range `"\<>&` {
+		t[b] = false
+	}
+	return t
+}()
 
 // canonicalNumber writes a JSON number in one exact form per value: the
 // decimal digits with leading and trailing zeros removed, as an integer

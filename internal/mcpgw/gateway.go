@@ -96,11 +96,12 @@ func (g *Gateway) Call(ctx context.Context, c Call) (*Result, error) {
 }
 
 func (g *Gateway) call(ctx context.Context, c *Call, rec *Record) (*Result, error) {
-	canon, err := Canonical(c.Arguments)
+	args, err := DecodeArguments(c.Arguments)
 	if err != nil {
 		rec.Outcome = OutcomeInvalid
 		return nil, apierr.Wrap(apierr.InvalidRequest, "invalid_arguments", "tool arguments must be a JSON object of at most 4 MiB, nested at most 64 deep", err)
 	}
+	canon := args.Canonical
 	rec.ArgumentBytes = len(canon)
 	sum := sha256.Sum256(canon)
 	rec.ArgumentsHash = hex.EncodeToString(sum[:])
@@ -118,7 +119,7 @@ func (g *Gateway) call(ctx context.Context, c *Call, rec *Record) (*Result, erro
 			return nil, err
 		}
 	}
-	if err := g.permit(ctx, c, s, canon); err != nil {
+	if err := g.permit(ctx, c, s, args); err != nil {
 		rec.Outcome = OutcomeDenied
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func (g *Gateway) call(ctx context.Context, c *Call, rec *Record) (*Result, erro
 		}
 	}
 	out := &Result{}
-	if err := g.scan(ctx, c, s, "arguments", argumentTexts(canon), out); err != nil {
+	if err := g.scan(ctx, c, s, "arguments", args.Texts, out); err != nil {
 		rec.Outcome = OutcomeBlocked
 		rec.Violations = out.Violations
 		return nil, err
@@ -159,19 +160,13 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Server, *mcp.Tool, err
 }
 
 // permit applies the registration's access control, with the caller's
-// grants. The arguments are decoded only for a tool with allowed_params.
-func (g *Gateway) permit(ctx context.Context, c *Call, s *Server, canon []byte) error {
+// grants, to the call's decoded arguments.
+func (g *Gateway) permit(ctx context.Context, c *Call, s *Server, args *Arguments) error {
 	granted, err := g.granted(ctx, c.Principal, s, c.Tool)
 	if err != nil {
 		return err
 	}
-	var args map[string]json.RawMessage
-	if _, ruled := s.AllowedParams[c.Tool]; ruled {
-		if err := json.Unmarshal(canon, &args); err != nil {
-			return apierr.Wrap(apierr.InvalidRequest, "invalid_arguments", "tool arguments must be a JSON object", err)
-		}
-	}
-	if err := s.Permits(c.Tool, args, granted); err != nil {
+	if err := s.Permits(c.Tool, args.Params, granted); err != nil {
 		var d *Denied
 		if errors.As(err, &d) {
 			e := apierr.New(apierr.Forbidden, "tool_not_allowed", d.Error())

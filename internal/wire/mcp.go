@@ -111,7 +111,15 @@ func newToolGateway(s *System, keys *auth.Keys, lim mcpLimits, scan mcpScanner, 
 	if err := t.surfaces(p, gw, host, tc); err != nil {
 		return nil, err
 	}
-	reg.OnChange(func(id string) { t.pool.Forget(id) })
+	// A registration changed (here or on another process) or a requester's
+	// grants did: the live MCP sessions' tool lists are refreshed in the
+	// background (calls do not refresh them).
+	reg.OnChange(func(id string) {
+		t.pool.Forget(id)
+		t.api.ServerChanged(id)
+	})
+	grants.OnChange(t.api.GrantsChanged)
+	s.onClose(t.api.Close) // before the pool's: closers run last-built first
 	s.runs("mcp-registry", reg.Run)
 	s.runs("mcp-grants", grants.Run)
 	s.runs("mcp-catalog", func(ctx context.Context) error {

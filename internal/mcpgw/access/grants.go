@@ -69,6 +69,9 @@ type Grants struct {
 	// epoch counts evictions: a load started before one does not fill the
 	// cache (it may have read the state from before the change).
 	epoch uint64
+
+	hooksMu sync.RWMutex
+	hooks   []func(userID, serverID string)
 }
 
 type grantKey struct{ user, server string }
@@ -193,13 +196,40 @@ func (g *Grants) evict(k grantKey) {
 	delete(g.cache, k)
 	g.mu.Unlock()
 	g.loads.Forget(k.user + "\n" + k.server)
+	g.notify(k.user, k.server)
 }
 
+// flush drops every cached set and tells the change hooks.
 func (g *Grants) flush() {
+	g.drop()
+	g.notify("", "")
+}
+
+func (g *Grants) drop() {
 	g.mu.Lock()
 	g.epoch++
 	clear(g.cache)
 	g.mu.Unlock()
+}
+
+// OnChange registers f, called after this process learnt that the grants
+// of userID on serverID may have changed (a change made here or announced
+// by another process), with both empty when any grant may have (the
+// cached sets were all dropped). f must not block: it marks stale what
+// the caller derived from the grants (the MCP sessions' tool lists).
+func (g *Grants) OnChange(f func(userID, serverID string)) {
+	g.hooksMu.Lock()
+	g.hooks = append(g.hooks, f)
+	g.hooksMu.Unlock()
+}
+
+func (g *Grants) notify(userID, serverID string) {
+	g.hooksMu.RLock()
+	hooks := g.hooks
+	g.hooksMu.RUnlock()
+	for _, f := range hooks {
+		f(userID, serverID)
+	}
 }
 
 // Run follows changes from every process until ctx ends, and returns nil
@@ -228,6 +258,10 @@ func (g *Grants) Run(ctx context.Context) error {
 		g.follow(ctx, sub)
 		g.following.Store(false)
 		_ = sub.Close()
+		if ctx.Err() != nil {
+			g.drop() // shutting down: nothing to tell
+			break
+		}
 		g.flush()
 	}
 	return nil

@@ -3,6 +3,8 @@ package access_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,4 +238,50 @@ func TestGrantsBusDown(t *testing.T) {
 		granted(t, g, vkey, "github", "t")
 		return src.n.Load()-before <= 1
 	})
+}
+
+// changes records what an OnChange hook was told.
+type changes struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (c *changes) hook(user, server string) {
+	c.mu.Lock()
+	c.all = append(c.all, user+"|"+server)
+	c.mu.Unlock()
+}
+
+func (c *changes) saw(s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.all, s)
+}
+
+// TestGrantsOnChange: a decision calls the change hooks of the process
+// that took it at once and of another process through the bus, naming the
+// requester and the server (the tool gateway refreshes the requester's
+// live sessions from them).
+func TestGrantsOnChange(t *testing.T) {
+	bus := memkv.New()
+	t.Cleanup(func() { bus.Close() })
+	st := sqliteStore(t)
+	g1 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+	g2 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+	var c1, c2 changes
+	g1.OnChange(c1.hook)
+	g2.OnChange(c2.hook)
+	svc := access.NewService(access.Config{Store: st, Grants: g1})
+	r, err := svc.Create(t.Context(), newRequest(vkey.Caller(), "github", "create_issue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Approve(t.Context(), r.ID, "admin:admin"); err != nil {
+		t.Fatal(err)
+	}
+	want := vkey.Caller() + "|github"
+	if !c1.saw(want) {
+		t.Errorf("the approving process's hook saw %q, want %q at once", c1.all, want)
+	}
+	eventually(t, propagation, "the other process's hook called", func() bool { return c2.saw(want) })
 }

@@ -55,8 +55,12 @@ type API struct {
 	streaming *mcp.StreamableHTTPHandler
 	sdkLog    *slog.Logger
 
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	views map[viewKey]*view // live per-caller servers, for list_changed
+
+	// life bounds the refreshes no request waits for; Close ends it.
+	life context.Context
+	stop context.CancelFunc
 }
 
 // New returns the surface.
@@ -71,6 +75,7 @@ func New(d Deps) *API {
 		d.Logger = slog.Default()
 	}
 	a := &API{d: d, views: make(map[viewKey]*view), sdkLog: slog.New(quiet{d.Logger.Handler()})}
+	a.life, a.stop = context.WithCancel(context.Background())
 	a.streaming = mcp.NewStreamableHTTPHandler(a.server, &mcp.StreamableHTTPOptions{
 		Logger:                     a.sdkLog,
 		MaxRequestBodyBytes:        d.MaxBodyBytes,
@@ -89,11 +94,45 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("POST /mcp/v1/{server_id}/tools/call", a.authenticate(http.HandlerFunc(a.serveV1)))
 }
 
-// ToolsChanged refreshes the tool lists of the live sessions of a server:
-// the SDK sends each of them notifications/tools/list_changed.
+// ToolsChanged refreshes the tool lists of the live sessions of a server
+// (its own endpoint's and the aggregate's) before it returns: the SDK
+// sends each of them notifications/tools/list_changed. Call it when the
+// server's tools or registration changed.
 func (a *API) ToolsChanged(serverID string) {
-	for _, v := range a.liveViews(serverID) {
-		v.refresh(context.Background())
+	for _, v := range a.changed(showing(serverID)) {
+		v.refreshStale(a.life)
+	}
+}
+
+// Close stops the background refreshes (the upstream sessions they would
+// open would outlive the pool); the endpoints keep answering.
+func (a *API) Close() { a.stop() }
+
+// ServerChanged is ToolsChanged without waiting: the views are marked
+// stale at once and refreshed in the background. It never blocks (the
+// registry's change hooks call it).
+func (a *API) ServerChanged(serverID string) {
+	a.refreshLater(a.changed(showing(serverID)))
+}
+
+// GrantsChanged marks stale the views of caller (identity.Principal.Caller)
+// that show serverID, and refreshes those with sessions in the background;
+// an empty caller or serverID matches every one (the grants were all
+// dropped). It never blocks (the grants' change hook calls it).
+func (a *API) GrantsChanged(caller, serverID string) {
+	a.refreshLater(a.changed(func(k viewKey) bool {
+		return (caller == "" || k.caller == caller) && (serverID == "" || showing(serverID)(k))
+	}))
+}
+
+// showing selects the views that show serverID: its own and the aggregate.
+func showing(serverID string) func(viewKey) bool {
+	return func(k viewKey) bool { return k.server == serverID || k.server == "" }
+}
+
+func (a *API) refreshLater(views []*view) {
+	for _, v := range views {
+		v.kick()
 	}
 }
 

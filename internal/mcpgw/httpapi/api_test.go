@@ -168,9 +168,10 @@ type harness struct {
 
 // settings are what an option may change before the harness is built.
 type settings struct {
-	deps *httpapi.Deps
-	gw   *mcpgw.Options
-	pool *upstream.Options
+	deps    *httpapi.Deps
+	gw      *mcpgw.Options
+	pool    *upstream.Options
+	gateway *mcpgw.Gateway
 }
 
 // option changes a harness's settings.
@@ -188,7 +189,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		Options: mcpgw.Options{CacheEnabled: true, Timeout: 300 * time.Millisecond}}
 	deps := httpapi.Deps{Gateway: gw}
 	for _, o := range opts {
-		o(settings{deps: &deps, gw: &gw.Options, pool: &po})
+		o(settings{deps: &deps, gw: &gw.Options, pool: &po, gateway: gw})
 	}
 	pool := upstream.New(po)
 	t.Cleanup(func() { pool.Close() })

@@ -48,8 +48,9 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			writeHTTPError(w, nil, err)
 			return
 		}
-		ctx := identity.With(r.Context(), p)
-		info := &sdkauth.TokenInfo{UserID: p.Caller(), Extra: map[string]any{extraPrincipal: p, extraTrusted: a.trusted(r)}}
+		st := &requestState{trustedKnown: true, isTrusted: a.trusted(r), principal: p, caller: p.Caller()}
+		ctx := context.WithValue(identity.With(r.Context(), p), requestStateKey{}, st)
+		info := &sdkauth.TokenInfo{UserID: st.caller, Extra: map[string]any{extraPrincipal: p, extraTrusted: st.isTrusted}}
 		var s *mcpgw.Server
 		if id := r.PathValue("server_id"); id != "" {
 			if s, err = a.d.Gateway.Servers.Server(ctx, id); err != nil {
@@ -89,6 +90,42 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 }
 
 type tokenInfoKey struct{}
+
+// requestState is what authenticate learnt of one HTTP request, for the
+// SDK's getServer calls on it (one goroutine: no lock).
+type requestState struct {
+	trustedKnown, isTrusted bool
+	refreshed               bool // getServer refreshed the view for this request
+	principal               *identity.Principal
+	caller                  string // principal.Caller()
+}
+
+type requestStateKey struct{}
+
+// stateOf is r's state; an empty one when authenticate did not run.
+func stateOf(r *http.Request) *requestState {
+	if st, ok := r.Context().Value(requestStateKey{}).(*requestState); ok {
+		return st
+	}
+	return &requestState{}
+}
+
+// callerOf is p.Caller(), computed once per request when p is the
+// request's authenticated principal.
+func (st *requestState) callerOf(p *identity.Principal) string {
+	if st.principal == p && st.caller != "" {
+		return st.caller
+	}
+	return p.Caller()
+}
+
+// trusted says whether r comes from SVC_MCP_TRUSTED_CIDRS.
+func (st *requestState) trusted(a *API, r *http.Request) bool {
+	if !st.trustedKnown {
+		st.trustedKnown, st.isTrusted = true, a.trusted(r)
+	}
+	return st.isTrusted
+}
 
 // preAdmission is a tools/call admitted before the SDK ran: the call that
 // uses it claims it; one the SDK never passed to a call is settled with

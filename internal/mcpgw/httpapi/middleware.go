@@ -12,11 +12,15 @@ import (
 	"github.com/svc-gateway/svc/internal/mcpgw"
 )
 
-// middleware answers tools/call through the gateway and relays resources
-// and prompts to the upstream session; everything else is the SDK's.
+// middleware answers tools/call through the gateway, refreshes the view
+// before the SDK answers tools/list from it, and relays resources and
+// prompts to the upstream session; everything else is the SDK's.
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "tools/list":
+			v.refreshNow(ctx)
+			return next(ctx, method, req)
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,11 +34,26 @@ type viewKey struct {
 // serves tools/list from it and sends notifications/tools/list_changed
 // when refresh changes it; tools/call and the relayed methods go through
 // its middleware.
+//
+// A view is refreshed when it is made, for a request without a session
+// (initialize), for every tools/list, and after a change that may alter
+// it (a registration, an upstream's tool list, a grant): the change marks
+// it stale and refreshes it in the background. A tools/call never waits
+// for a refresh: the gateway checks the call itself.
 type view struct {
 	api       *API
 	key       viewKey
 	principal *identity.Principal
 	srv       *mcp.Server
+	born      time.Time
+
+	// stale: a change may have altered what the view shows since its last
+	// refresh began; pending: a background refresh is queued or running.
+	stale, pending atomic.Bool
+	// refreshing serialises refreshes; begun counts those begun, so a
+	// caller that waited for one begun after it asked needs no other.
+	refreshing sync.Mutex
+	begun      atomic.Uint64
 
 	mu    sync.Mutex
 	names map[string]target // shown name → server and tool
@@ -48,27 +65,52 @@ type target struct {
 	tool   string
 }
 
-// server is the SDK's getServer: the caller's view of the endpoint, made
-// on the first session and shared by the caller's later ones.
+// server is the SDK's getServer, called for every HTTP request: the
+// caller's view of the endpoint, made on the first session and shared by
+// the caller's later ones. It refreshes the view only for a new view or a
+// request that opens a session; a stale view is refreshed in the
+// background.
 func (a *API) server(r *http.Request) *mcp.Server {
 	p := identity.From(r.Context())
 	if p == nil {
 		return nil
 	}
-	key := viewKey{server: r.PathValue("server_id"), caller: p.Caller(), trusted: a.trusted(r)}
-	a.mu.Lock()
-	v := a.views[key]
-	if v == nil {
-		v = a.newView(key, p)
-		a.views[key] = v
+	st := stateOf(r)
+	key := viewKey{server: r.PathValue("server_id"), caller: st.callerOf(p), trusted: st.trusted(a, r)}
+	v, made := a.view(key, p)
+	switch {
+	case made || (r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && !st.refreshed):
+		st.refreshed = true // the SDK asks twice for a request that opens a session
+		v.refreshNow(r.Context())
+	case v.stale.Load():
+		v.kick()
 	}
-	a.mu.Unlock()
-	v.refresh(r.Context())
 	return v.srv
 }
 
+// sessionHeader is the streamable-HTTP transport's session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// view returns the caller's view of key, made (and reported so) when new.
+func (a *API) view(key viewKey, p *identity.Principal) (*view, bool) {
+	a.mu.RLock()
+	v := a.views[key]
+	a.mu.RUnlock()
+	if v != nil {
+		return v, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v = a.views[key]; v != nil {
+		return v, false
+	}
+	v = a.newView(key, p)
+	a.views[key] = v
+	return v, true
+}
+
 func (a *API) newView(key viewKey, p *identity.Principal) *view {
-	v := &view{api: a, key: key, principal: p, names: make(map[string]target), shown: make(map[string]string)}
+	v := &view{api: a, key: key, principal: p, born: time.Now(), names: make(map[string]target), shown: make(map[string]string)}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	opts := &mcp.ServerOptions{Logger: a.sdkLog, Capabilities: caps}
 	if key.server != "" {
@@ -86,37 +128,111 @@ func (a *API) newView(key viewKey, p *identity.Principal) *view {
 	return v
 }
 
-// liveViews are the views showing serverID (its own and the aggregate)
-// that still have sessions; views without sessions are dropped.
-func (a *API) liveViews(serverID string) []*view {
+// viewGrace keeps a view without sessions for a while: the request that
+// made it may not have connected its session yet.
+const viewGrace = time.Minute
+
+// changed marks stale the views match selects and returns those that still
+// have sessions; views without sessions (past viewGrace) are dropped.
+func (a *API) changed(match func(viewKey) bool) []*view {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []*view
 	for k, v := range a.views {
+		if !match(k) {
+			continue
+		}
+		v.stale.Store(true)
 		live := false
 		for range v.srv.Sessions() {
 			live = true
 			break
 		}
 		if !live {
-			delete(a.views, k)
+			if time.Since(v.born) > viewGrace {
+				delete(a.views, k)
+			}
 			continue
 		}
-		if k.server == serverID || k.server == "" {
-			out = append(out, v)
-		}
+		out = append(out, v)
 	}
 	return out
 }
 
-// refresh sets the view's tools to what the caller may see now.
+// refreshNow refreshes the view unless a refresh begun since the call
+// (another caller's) has just completed.
+func (v *view) refreshNow(ctx context.Context) {
+	asked := v.begun.Load()
+	v.refreshing.Lock()
+	defer v.refreshing.Unlock()
+	if v.begun.Load() > asked {
+		return // one begun after the call has completed
+	}
+	v.begin()
+	v.refresh(ctx)
+}
+
+// refreshStale refreshes the view if it is stale.
+func (v *view) refreshStale(ctx context.Context) {
+	if !v.stale.Load() {
+		return
+	}
+	v.refreshing.Lock()
+	defer v.refreshing.Unlock()
+	if !v.stale.Load() {
+		return
+	}
+	v.begin()
+	v.refresh(ctx)
+}
+
+// begin starts a refresh (refreshing held): a change from now on marks
+// the view stale again.
+func (v *view) begin() {
+	v.stale.Store(false)
+	v.begun.Add(1)
+}
+
+// kick refreshes a stale view in the background, one goroutine at a time;
+// a change during that refresh is followed by another.
+func (v *view) kick() {
+	if v.api.life.Err() != nil || !v.pending.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		for {
+			ctx, cancel := context.WithTimeout(v.api.life, backgroundRefresh)
+			v.refreshStale(ctx)
+			cancel()
+			v.pending.Store(false)
+			if !v.stale.Load() || v.api.life.Err() != nil || !v.pending.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// backgroundRefresh bounds one refresh no request waits for.
+const backgroundRefresh = time.Minute
+
+// refresh sets the view's tools to what the caller may see now. A server
+// whose tools cannot be listed keeps the ones it showed (a failing
+// upstream does not empty the sessions' lists; its calls fail on their
+// own); a refresh cut short by ctx changes nothing and leaves the view
+// stale.
 func (v *view) refresh(ctx context.Context) {
 	want := make(map[string]*mcp.Tool)
 	targets := make(map[string]target)
+	failed := make(map[string]bool)
 	for _, s := range v.servers(ctx) {
 		tools, err := v.api.d.Gateway.Tools(ctx, v.principal, s)
 		if err != nil {
+			if ctx.Err() != nil {
+				v.stale.Store(true)
+				return
+			}
 			v.api.d.Logger.Warn("mcp: listing tools failed", "server", s.ID, "err", err)
+			failed[s.ID] = true
 			continue
 		}
 		for _, t := range tools {
@@ -133,8 +249,12 @@ func (v *view) refresh(ctx context.Context) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var gone []string
-	for name := range v.names {
+	for name, t := range v.names {
 		if _, ok := want[name]; !ok {
+			if failed[t.server] {
+				targets[name] = t // kept as it was shown
+				continue
+			}
 			gone = append(gone, name)
 		}
 	}

@@ -73,6 +73,7 @@ func (f *Flow) Callback(ctx context.Context, p CallbackParams) (string, error) {
 		return pend.ServerID, apierr.Wrap(apierr.Unavailable, "store_unavailable", "the tokens could not be stored", err)
 	}
 	f.retryAt.Delete(rec.ServerID)
+	f.tokens.drop(rec.ServerID)
 	f.log.Info("mcp oauth: server authorized", "server_id", rec.ServerID, "issuer", rec.Issuer,
 		"scopes", strings.Join(rec.Scopes, " "), "refresh_token", len(rec.RefreshToken) > 0, "by", rec.AuthorizedBy)
 	if f.onAuthorized != nil {

@@ -110,6 +110,7 @@ type Flow struct {
 	refreshes         singleflight.Group
 	retryAt           sync.Map // server id → time.Time: no refresh before
 	onAuthorized      func(serverID string)
+	tokens            tokenCache
 }
 
 // stateTTL is how long an authorization may take, initiate to callback.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +64,18 @@ type harness struct {
 	servers servers
 	svc     *httptest.Server
 	logs    *syncBuffer
+	reads   atomic.Int64 // records read from the store by the harness's flows
+}
+
+// countingStore counts the records read.
+type countingStore struct {
+	oauth.Store
+	reads *atomic.Int64
+}
+
+func (c countingStore) Record(ctx context.Context, serverID string) (oauth.Record, error) {
+	c.reads.Add(1)
+	return c.Store.Record(ctx, serverID)
 }
 
 // syncBuffer is a log sink the test reads at the end.
@@ -117,7 +130,7 @@ func newHarness(t *testing.T, db *sqlstore.DB, configure func(*oauthtest.AS)) *h
 func (h *harness) newFlow(t *testing.T, edit func(*oauth.Config)) *oauth.Flow {
 	t.Helper()
 	cfg := oauth.Config{
-		Servers: h.servers, Store: h.store, States: oauth.NewKVStates(h.kv),
+		Servers: h.servers, Store: countingStore{h.store, &h.reads}, States: oauth.NewKVStates(h.kv),
 		Sealer: secret.NewSealer(testKey), Client: &http.Client{Timeout: 10 * time.Second},
 		RedirectURL: h.svc.URL + "/api/mcp/auth/callback", AllowHTTPLoopback: true, Now: h.clock.now,
 		Logger: slog.New(slog.NewTextHandler(h.logs, nil)),

@@ -33,14 +33,26 @@ const maxTokenLifetime = 10 * 365 * 24 * time.Hour
 // refresh per server at a time in this process, and across replicas the
 // first to store its refresh wins and the others take its token. Errors:
 // ErrNoToken (never authorized, or revoked) and ErrReauthorize (expired
-// beyond refresh), both in a 403 mcp_oauth_required.
+// beyond refresh), both in a 403 mcp_oauth_required. A fresh token is
+// reused for up to tokenTTL without reading the store again.
 func (f *Flow) Token(ctx context.Context, serverID string) (string, error) {
+	now := f.now()
+	if tok, ok := f.tokens.get(serverID, now); ok {
+		return tok, nil
+	}
+	gen := f.tokens.generation()
 	rec, err := f.record(ctx, serverID)
 	if err != nil {
 		return "", err
 	}
-	now := f.now()
-	if f.fresh(rec, now) || usable(rec, now) && f.retryLater(serverID, now) {
+	if f.fresh(rec, now) {
+		tok, err := f.open(rec.AccessToken, rec.ServerID, colAccess)
+		if err == nil {
+			f.tokens.keep(serverID, tok, f.keepUntil(rec, now), gen)
+		}
+		return tok, err
+	}
+	if usable(rec, now) && f.retryLater(serverID, now) {
 		return f.open(rec.AccessToken, rec.ServerID, colAccess)
 	}
 	v, err, _ := f.refreshes.Do(serverID, func() (any, error) {
@@ -97,6 +109,8 @@ func usable(rec Record, now time.Time) bool {
 // refresh refreshes the server's token unless another refresh (here or on
 // another replica) already did, and returns the access token to use.
 func (f *Flow) refresh(ctx context.Context, serverID string) (string, error) {
+	f.tokens.drop(serverID)
+	defer f.tokens.drop(serverID) // the record may have changed
 	rec, err := f.record(ctx, serverID)
 	if err != nil {
 		return "", err
@@ -288,6 +302,7 @@ func (f *Flow) Tokens(ctx context.Context) ([]TokenInfo, error) {
 // endpoint.
 func (f *Flow) Revoke(ctx context.Context, serverID string) error {
 	err := f.store.Delete(ctx, serverID)
+	f.tokens.drop(serverID)
 	if errors.Is(err, store.ErrNotFound) {
 		return &apierr.Error{Kind: apierr.NotFound, Code: "mcp_oauth_not_found", Param: "server_id",
 			Message: fmt.Sprintf("svc holds no OAuth tokens for MCP server %q", serverID), Err: err}

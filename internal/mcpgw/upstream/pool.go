@@ -69,10 +69,14 @@ type Options struct {
 
 // Pool is the set of sessions, one per registered server.
 type Pool struct {
-	opts Options
-	mu   sync.Mutex
-	conn map[string]*conn // by server id
+	opts   Options
+	mu     sync.Mutex
+	conn   map[string]*conn // by server id
+	closed bool             // Close was called: no session is opened again
 }
+
+// ErrClosed is returned by a Pool after Close.
+var ErrClosed = errors.New("upstream: the session pool is closed")
 
 // conn is one server's session and its cached tools.
 type conn struct {
@@ -193,11 +197,13 @@ func (p *Pool) ToolsChanged(id string) {
 	}
 }
 
-// Close closes every session.
+// Close closes every session; later calls fail with ErrClosed (a session
+// opened after Close would never be closed).
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	conns := p.conn
 	p.conn = make(map[string]*conn)
+	p.closed = true
 	p.mu.Unlock()
 	for _, c := range conns {
 		c.close()
@@ -215,7 +221,14 @@ func (c *conn) close() {
 // get returns the server's open session, opening it once for concurrent
 // callers.
 func (p *Pool) get(ctx context.Context, s *mcpgw.Server) (*conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // opening a session for a caller already gone would be waste
+	}
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
 	c := p.conn[s.ID]
 	if c != nil && !c.version.Equal(s.UpdatedAt) {
 		delete(p.conn, s.ID)
