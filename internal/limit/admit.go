@@ -241,6 +241,25 @@ func (a *Admission) Settle(ctx context.Context, used Used) {
 	}()
 }
 
+// SettleNow is Settle on the caller's path: it returns when the store has
+// the correction (or settleTimeout passed), so the caller's next call is
+// admitted against what this one really cost, not its reservation. For
+// calls whose answer may wait for one store round trip (tool calls).
+func (a *Admission) SettleNow(ctx context.Context, used Used) {
+	if a == nil {
+		return
+	}
+	if a.res == nil {
+		a.l.meterSpent(a.p, a.lim, used.CostUSD)
+	}
+	if a.tpm == nil && a.res == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	a.settle(ctx, used)
+}
+
 func (a *Admission) settle(ctx context.Context, used Used) {
 	var req store.SettleRequest
 	if a.tpm != nil {

@@ -1026,3 +1026,50 @@ func TestOwnerShares(t *testing.T) {
 		t.Errorf("bob's own window is not the team's: %v", err)
 	}
 }
+
+// slowSettle delays the store's Settle, as a remote store under load would.
+type slowSettle struct {
+	store.KV
+	delay time.Duration
+}
+
+func (s slowSettle) Settle(ctx context.Context, req store.SettleRequest) (store.SettleResult, error) {
+	time.Sleep(s.delay)
+	return s.KV.Settle(ctx, req)
+}
+
+// TestSettleNow: a call settled with SettleNow releases its reservation
+// before it returns, so the caller's next call near the cap is admitted;
+// with Settle the reservation may still be held (the race SettleNow is for).
+func TestSettleNow(t *testing.T) {
+	l := newTest(slowSettle{newMemKV(t), 50 * time.Millisecond}, testPrices(t), Options{})
+	p := &identity.Principal{Kind: identity.VirtualKey, ID: "tools"}
+	lim := Limits{MaxBudgetUSD: 0.6}
+	call := func(settleNow bool) error {
+		a, err := l.Admit(t.Context(), p, lim, Estimate{CostUSD: 0.25})
+		if err != nil {
+			return err
+		}
+		if settleNow {
+			a.SettleNow(t.Context(), Used{}) // a cached call: it cost nothing
+		} else {
+			a.Settle(t.Context(), Used{})
+		}
+		return nil
+	}
+	for i := range 3 {
+		if err := call(true); err != nil {
+			t.Fatalf("call %d settled at once at no cost: %v, want admitted", i+1, err)
+		}
+	}
+	// The same three calls with the settlement off the caller's path: the
+	// third finds the first two reservations still held (0.75 > 0.6).
+	var refused bool
+	for range 3 {
+		refused = refused || call(false) != nil
+	}
+	l.Settled()
+	if !refused {
+		t.Error("Settle released reservations before returning: this test no longer shows the race SettleNow closes")
+	}
+}

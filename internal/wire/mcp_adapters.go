@@ -37,7 +37,10 @@ func (m mcpLimits) Admit(ctx context.Context, p *identity.Principal, costUSD flo
 type mcpAdmission struct{ a *limit.Admission }
 
 func (m mcpAdmission) Settle(ctx context.Context, costUSD float64) {
-	m.a.Settle(ctx, limit.Used{CostUSD: costUSD})
+	// Before the answer: a caller's next call must see this one's cost,
+	// not its reservation (else back-to-back calls near a budget are
+	// refused while the reservation is still held).
+	m.a.SettleNow(ctx, limit.Used{CostUSD: costUSD})
 }
 
 // mcpScanner scans a tool call's texts under the caller's preset when it
