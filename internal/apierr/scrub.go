@@ -92,6 +92,18 @@ func (s *Scrubber) String(v string) string {
 	return RedactShapes(v)
 }
 
+// Exact returns v with every form of every secret replaced by [redacted],
+// and nothing else changed: for content a caller asked for (a tool's
+// result), where a credential's shape may be legitimate text. v is
+// returned as it is, without a copy, when it holds none.
+func (s *Scrubber) Exact(v string) string {
+	re := s.match()
+	if re == nil || !re.MatchString(v) {
+		return v
+	}
+	return re.ReplaceAllLiteralString(v, redacted)
+}
+
 // ScrubString is NewScrubber(secrets...).String(v): for text that is not an
 // error (a relayed stream's error event).
 func ScrubString(v string, secrets ...string) string { return NewScrubber(secrets...).String(v) }

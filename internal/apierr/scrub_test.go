@@ -136,3 +136,21 @@ func TestScrubChain(t *testing.T) {
 		t.Errorf("the text changed beyond the key (-want +got):\n%s", diff)
 	}
 }
+
+// TestExact: only the secrets' forms go; a credential-shaped string that
+// is not the secret stays (tool results may legitimately show one).
+func TestExact(t *testing.T) {
+	const key = "tok-3f9a8b7c6d5e4f30"
+	s := NewScrubber(key)
+	in := "echo: Bearer " + key + " and " + base64.StdEncoding.EncodeToString([]byte(key)) + "; example sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+	got := s.Exact(in)
+	if strings.Contains(got, key) || strings.Contains(got, base64.StdEncoding.EncodeToString([]byte(key))) {
+		t.Errorf("Exact left a form of the secret: %q", got)
+	}
+	if !strings.Contains(got, "sk-proj-abcdefghijklmnopqrstuvwxyz012345") {
+		t.Errorf("Exact removed a shape that is not the secret: %q", got)
+	}
+	if clean := "nothing here"; s.Exact(clean) != clean || (&Scrubber{}).Exact(in) != in {
+		t.Error("Exact changed text without a secret, or with no secrets to look for")
+	}
+}

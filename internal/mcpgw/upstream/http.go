@@ -7,21 +7,19 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/mcpgw"
 )
 
-// httpClient is the pool's client with the registration's credential on
-// every request and POST answers bounded.
-func (p *Pool) httpClient(ctx context.Context, s *mcpgw.Server) (*http.Client, error) {
+// httpClient is the pool's client with a's credential on every request and
+// POST answers bounded.
+func (p *Pool) httpClient(a *authorizer) (*http.Client, error) {
 	if p.opts.Client == nil {
 		return nil, errors.New("upstream: no HTTP client configured")
-	}
-	a, err := p.authorizer(ctx, s)
-	if err != nil {
-		return nil, err
 	}
 	c := *p.opts.Client
 	base := c.Transport
@@ -46,17 +44,49 @@ func (p *Pool) authorizer(ctx context.Context, s *mcpgw.Server) (*authorizer, er
 			return nil, fmt.Errorf("reading the credential of %q: %w", s.ID, err)
 		}
 		a.token = tok
+		a.secrets = []string{tok}
 	}
 	return a, nil
 }
 
-// authorizer sets the one credential svc sends a server.
+// authorizer sets the one credential svc sends a server, and remembers
+// what it sent so answers can be cleaned of it.
 type authorizer struct {
 	pool   *Pool
 	server string
 	kind   string
 	header string
 	token  string
+	// secrets are the credentials known when the session opened (the
+	// token, a stdio server's environment values).
+	secrets []string
+	static  atomic.Pointer[apierr.Scrubber]
+	// sent is the last OAuth access token applied, with its scrubber.
+	sent atomic.Pointer[sentToken]
+}
+
+type sentToken struct {
+	token string
+	scrub *apierr.Scrubber
+}
+
+// scrubber cleans text of every credential this session has sent.
+func (a *authorizer) scrubber() *apierr.Scrubber {
+	if a == nil {
+		return nil
+	}
+	if t := a.sent.Load(); t != nil {
+		return t.scrub
+	}
+	if len(a.secrets) == 0 {
+		return nil
+	}
+	if sc := a.static.Load(); sc != nil {
+		return sc
+	}
+	sc := apierr.NewScrubber(a.secrets...)
+	a.static.Store(sc)
+	return sc
 }
 
 func (a *authorizer) apply(r *http.Request) error {
@@ -80,6 +110,9 @@ func (a *authorizer) apply(r *http.Request) error {
 			return fmt.Errorf("the OAuth token of %q: %w", a.server, err)
 		}
 		r.Header.Set("Authorization", "Bearer "+tok)
+		if t := a.sent.Load(); t == nil || t.token != tok {
+			a.sent.Store(&sentToken{token: tok, scrub: apierr.NewScrubber(append([]string{tok}, a.secrets...)...)})
+		}
 	}
 	return nil
 }

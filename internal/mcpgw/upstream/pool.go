@@ -84,6 +84,7 @@ type conn struct {
 	ready   chan struct{}
 	session *mcp.ClientSession
 	err     error
+	auth    *authorizer // what the session sends the server (nil: nothing)
 
 	mu      sync.Mutex
 	tools   []*mcp.Tool
@@ -148,12 +149,12 @@ func (p *Pool) CallTool(ctx context.Context, s *mcpgw.Server, params *mcp.CallTo
 		if ctx.Err() == nil && isConnectionError(err) {
 			p.drop(s.ID, c)
 		}
-		return nil, err
+		return nil, scrubError(c.auth, err)
 	}
 	if n := resultSize(r); n > p.opts.MaxResultBytes {
 		return nil, &TooLargeError{Limit: p.opts.MaxResultBytes}
 	}
-	return r, nil
+	return scrubResult(c.auth.scrubber(), r), nil
 }
 
 // Session returns the server's session, for the calls the gateway relays
@@ -259,11 +260,12 @@ func (p *Pool) open(s *mcpgw.Server, c *conn) {
 	defer close(c.ready)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	t, err := p.transport(ctx, s)
+	t, a, err := p.transport(ctx, s)
 	if err != nil {
 		c.err = err
 		return
 	}
+	c.auth = a
 	id := s.ID
 	client := mcp.NewClient(&mcp.Implementation{Name: "svc", Version: p.opts.Version}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
@@ -276,7 +278,7 @@ func (p *Pool) open(s *mcpgw.Server, c *conn) {
 	})
 	c.session, c.err = client.Connect(ctx, t, nil)
 	if c.err != nil {
-		c.err = fmt.Errorf("connecting to MCP server %q: %w", s.ID, c.err)
+		c.err = scrubError(a, fmt.Errorf("connecting to MCP server %q: %w", s.ID, c.err))
 	}
 }
 
@@ -296,57 +298,62 @@ func (p *Pool) drop(id string, c *conn) {
 	}
 }
 
-// transport builds the SDK transport of a registration.
-func (p *Pool) transport(ctx context.Context, s *mcpgw.Server) (mcp.Transport, error) {
+// transport builds the SDK transport of a registration, and the authorizer
+// that sets (and remembers) its credential; nil for stdio without env.
+func (p *Pool) transport(ctx context.Context, s *mcpgw.Server) (mcp.Transport, *authorizer, error) {
+	if s.Transport == mcpgw.TransportStdio {
+		return p.stdio(ctx, s)
+	}
+	a, err := p.authorizer(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch s.Transport {
 	case mcpgw.TransportStreamable, "":
-		hc, err := p.httpClient(ctx, s)
+		hc, err := p.httpClient(a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &mcp.StreamableClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, a, nil
 	case mcpgw.TransportSSE:
-		hc, err := p.httpClient(ctx, s)
+		hc, err := p.httpClient(a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &mcp.SSEClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, nil
-	case mcpgw.TransportStdio:
-		return p.stdio(ctx, s)
+		return &mcp.SSEClientTransport{Endpoint: s.BaseURL, HTTPClient: hc, MaxEventSize: int(p.opts.MaxResultBytes) + 64<<10}, a, nil
 	case mcpgw.TransportOpenAPI:
 		if p.opts.Hosted == nil {
-			return nil, errors.New("no host for generated servers")
-		}
-		a, err := p.authorizer(ctx, s)
-		if err != nil {
-			return nil, err
+			return nil, nil, errors.New("no host for generated servers")
 		}
 		srv, err := p.opts.Hosted.Open(ctx, s, a.apply)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return ct, nil
+		return ct, a, nil
 	}
-	return nil, fmt.Errorf("unknown transport %q", s.Transport)
+	return nil, nil, fmt.Errorf("unknown transport %q", s.Transport)
 }
 
-// stdio runs the registration's program with only its own environment.
-func (p *Pool) stdio(ctx context.Context, s *mcpgw.Server) (mcp.Transport, error) {
+// stdio runs the registration's program with only its own environment;
+// the environment's values are the secrets its answers are cleaned of.
+func (p *Pool) stdio(ctx context.Context, s *mcpgw.Server) (mcp.Transport, *authorizer, error) {
 	var env map[string]string
 	if p.opts.Credentials != nil {
 		var err error
 		if _, env, err = p.opts.Credentials.Credential(ctx, s.ID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	a := &authorizer{pool: p, server: s.ID}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
+		a.secrets = append(a.secrets, v)
 	}
-	return &mcp.CommandTransport{Command: cmd}, nil
+	return &mcp.CommandTransport{Command: cmd}, a, nil
 }
