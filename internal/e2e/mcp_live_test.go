@@ -17,15 +17,7 @@ import (
 // tools/list. (The proxies refresh a session's tool list on changes, not
 // on every call.)
 func TestToolGatewayLiveSession(t *testing.T) {
-	shared := with(sharedStores(t), "SVC_MCP_ALLOW_PRIVATE", "true")
-	up, _ := toolServer(t)
-	mg := start(t, nil, with(shared, "SERVICE_TYPE", "api-server"))
-	p1 := start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
-	p2 := start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
-	if st := p1.request(p1.proxy, "POST", "/api/mcp/servers", map[string]any{"id": "crm", "base_url": up + "/mcp",
-		"auth_type": "bearer", "auth_token": "upstream-token", "allowed_tools": []string{"lookup"}}, nil); st != 201 {
-		t.Fatalf("register: %d", st)
-	}
+	mg, p1, p2, up, _ := crmOnTwoProxies(t)
 	key, _ := mg.newKey(nil)
 	changed := make(chan struct{}, 16)
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,15 +16,7 @@ import (
 // a registration change made through one proxy reach the other within a
 // second, and the tool-call cache is shared.
 func TestToolGatewayAcrossProxies(t *testing.T) {
-	shared := with(sharedStores(t), "SVC_MCP_ALLOW_PRIVATE", "true", "MCP_GATEWAY_ENABLED", "true")
-	up, calls := toolServer(t)
-	mg := start(t, nil, with(shared, "SERVICE_TYPE", "api-server"))
-	p1 := start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
-	p2 := start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
-	if st := p1.request(p1.proxy, "POST", "/api/mcp/servers", map[string]any{"id": "crm", "base_url": up + "/mcp",
-		"auth_type": "bearer", "auth_token": "upstream-token", "allowed_tools": []string{"lookup"}}, nil); st != 201 {
-		t.Fatalf("register on the first proxy: %d", st)
-	}
+	mg, p1, p2, up, calls := crmOnTwoProxies(t, "MCP_GATEWAY_ENABLED", "true")
 	key, _ := mg.newKey(nil)
 	var s2 *mcp.ClientSession
 	if !eventually(func() bool {
@@ -102,4 +95,22 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 	}) {
 		t.Error("the first proxy still shows lookup a second after the second proxy's update")
 	}
+}
+
+// crmOnTwoProxies starts a management process and two proxies on shared
+// PostgreSQL and Redis (with settings added), and registers toolServer as
+// "crm" through the first proxy with only lookup allowed; up is the tool
+// server's URL, calls what reached it.
+func crmOnTwoProxies(t *testing.T, settings ...string) (mg, p1, p2 *gateway, up string, calls *atomic.Int64) {
+	t.Helper()
+	shared := with(sharedStores(t), append([]string{"SVC_MCP_ALLOW_PRIVATE", "true"}, settings...)...)
+	up, calls = toolServer(t)
+	mg = start(t, nil, with(shared, "SERVICE_TYPE", "api-server"))
+	p1 = start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
+	p2 = start(t, nil, with(shared, "SERVICE_TYPE", "proxy"))
+	if st := p1.request(p1.proxy, "POST", "/api/mcp/servers", map[string]any{"id": "crm", "base_url": up + "/mcp",
+		"auth_type": "bearer", "auth_token": "upstream-token", "allowed_tools": []string{"lookup"}}, nil); st != 201 {
+		t.Fatalf("register on the first proxy: %d", st)
+	}
+	return mg, p1, p2, up, calls
 }

@@ -222,13 +222,7 @@ func (a *Admission) Header(h http.Header) {
 // ended (for a stream, when it ended or was closed). Limiter.Settled waits
 // for it.
 func (a *Admission) Settle(ctx context.Context, used Used) {
-	if a == nil {
-		return
-	}
-	if a.res == nil {
-		a.l.meterSpent(a.p, a.lim, used.CostUSD)
-	}
-	if a.tpm == nil && a.res == nil {
+	if !a.needsStore(used) {
 		return
 	}
 	l := a.l
@@ -246,18 +240,24 @@ func (a *Admission) Settle(ctx context.Context, used Used) {
 // admitted against what this one really cost, not its reservation. For
 // calls whose answer may wait for one store round trip (tool calls).
 func (a *Admission) SettleNow(ctx context.Context, used Used) {
-	if a == nil {
-		return
-	}
-	if a.res == nil {
-		a.l.meterSpent(a.p, a.lim, used.CostUSD)
-	}
-	if a.tpm == nil && a.res == nil {
+	if !a.needsStore(used) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	a.settle(ctx, used)
+}
+
+// needsStore meters the cost of an admission without a reservation (when
+// spend is metered) and reports whether the store needs a correction.
+func (a *Admission) needsStore(used Used) bool {
+	if a == nil {
+		return false
+	}
+	if a.res == nil {
+		a.l.meterSpent(a.p, a.lim, used.CostUSD)
+	}
+	return a.tpm != nil || a.res != nil
 }
 
 func (a *Admission) settle(ctx context.Context, used Used) {
