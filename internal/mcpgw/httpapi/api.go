@@ -28,9 +28,10 @@ import (
 )
 
 // Sessions gives the upstream session of a server, for the methods relayed
-// as they are (resources, prompts, completion).
+// as they are (resources, prompts, completion), with the scrubber of the
+// credentials it sends (nil: none), which answers pass through.
 type Sessions interface {
-	Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, error)
+	Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, *apierr.Scrubber, error)
 }
 
 // Deps are what the surface needs.

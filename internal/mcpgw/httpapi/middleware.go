@@ -80,37 +80,55 @@ func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolR
 }
 
 // relay passes a resources or prompts request to the upstream session as
-// it is.
+// it is; the answer is cleaned of the credential svc sent the server.
 func (v *view) relay(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	s, err := v.api.d.Gateway.Servers.Server(ctx, v.key.server)
 	if err != nil {
 		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
 	}
-	cs, err := v.api.d.Sessions.Session(ctx, s)
+	cs, sc, err := v.api.d.Sessions.Session(ctx, s)
 	if err != nil {
 		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server could not be reached", err))
 	}
 	var res mcp.Result
 	switch method {
 	case "resources/list":
-		res, err = cs.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
+		r, e := cs.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
+		res, err = relayed(sc, r, e)
 	case "resources/templates/list":
-		res, err = cs.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
+		r, e := cs.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
+		res, err = relayed(sc, r, e)
 	case "resources/read":
-		res, err = cs.ReadResource(ctx, req.GetParams().(*mcp.ReadResourceParams))
+		r, e := cs.ReadResource(ctx, req.GetParams().(*mcp.ReadResourceParams))
+		res, err = relayed(sc, r, e)
 	case "prompts/list":
-		res, err = cs.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
+		r, e := cs.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
+		res, err = relayed(sc, r, e)
 	case "prompts/get":
-		res, err = cs.GetPrompt(ctx, req.GetParams().(*mcp.GetPromptParams))
+		r, e := cs.GetPrompt(ctx, req.GetParams().(*mcp.GetPromptParams))
+		res, err = relayed(sc, r, e)
 	}
 	if err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
-			return nil, err // the server's own protocol error, as it sent it
+			return nil, err // the server's own protocol error, as it sent it (scrubbed)
 		}
 		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server failed", err))
 	}
 	return res, nil
+}
+
+// relayed is a relayed answer cleaned by sc (mcpgw.Scrub), as an
+// mcp.Result: nil, not a typed nil, when there is none.
+func relayed[R any, P interface {
+	*R
+	mcp.Result
+}](sc *apierr.Scrubber, r *R, err error) (mcp.Result, error) {
+	r, err = mcpgw.Scrub(sc, r, err)
+	if r == nil {
+		return nil, err
+	}
+	return P(r), err
 }
 
 // complete relays completion/complete.
@@ -119,9 +137,10 @@ func (v *view) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if err != nil {
 		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
 	}
-	cs, err := v.api.d.Sessions.Session(ctx, s)
+	cs, sc, err := v.api.d.Sessions.Session(ctx, s)
 	if err != nil {
 		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server could not be reached", err))
 	}
-	return cs.Complete(ctx, req.Params)
+	r, err := cs.Complete(ctx, req.Params)
+	return mcpgw.Scrub(sc, r, err)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/mcpgw"
 )
 
@@ -158,13 +159,15 @@ func (p *Pool) CallTool(ctx context.Context, s *mcpgw.Server, params *mcp.CallTo
 }
 
 // Session returns the server's session, for the calls the gateway relays
-// as they are (resources, prompts, completion).
-func (p *Pool) Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, error) {
+// as they are (resources, prompts, completion), and the scrubber their
+// answers must pass through (nil when the session sends no credential):
+// see Scrub.
+func (p *Pool) Session(ctx context.Context, s *mcpgw.Server) (*mcp.ClientSession, *apierr.Scrubber, error) {
 	c, err := p.get(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.session, nil
+	return c.session, c.auth.scrubber(), nil
 }
 
 // TooLargeError is a server's answer over MaxResultBytes.
