@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/svc-gateway/svc/internal/cache/verify"
+	"github.com/svc-gateway/svc/internal/zstdcodec"
 )
 
 // MaxEntryBytes bounds an answer the cache keeps (uncompressed): larger
@@ -44,37 +42,14 @@ func (e *Entry) size() int64 {
 // expired reports whether e is past its time-to-live at now.
 func (e *Entry) expired(now time.Time) bool { return !e.Expires.IsZero() && !now.Before(e.Expires) }
 
-var (
-	zencOnce sync.Once
-	zenc     *zstd.Encoder
-	zdec     *zstd.Decoder
-	zerr     error
-)
-
-func codecs() (*zstd.Encoder, *zstd.Decoder, error) {
-	zencOnce.Do(func() {
-		zenc, zerr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-		if zerr != nil {
-			return
-		}
-		// Bounded: a corrupted or hostile value cannot make svc allocate
-		// more than an entry may hold.
-		zdec, zerr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(4*MaxEntryBytes), zstd.WithDecoderMaxWindow(4*MaxEntryBytes))
-	})
-	return zenc, zdec, zerr
-}
-
 // encodeEntry returns e as compressed JSON and the uncompressed size.
 func encodeEntry(e *Entry) ([]byte, int, error) {
-	enc, _, err := codecs()
-	if err != nil {
-		return nil, 0, err
-	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return nil, 0, err
 	}
-	return enc.EncodeAll(raw, make([]byte, 0, len(raw)/3+64)), len(raw), nil
+	z, err := zstdcodec.Encode(nil, raw)
+	return z, len(raw), err
 }
 
 // errCorrupt reports a stored value that does not decode.
@@ -82,11 +57,9 @@ var errCorrupt = errors.New("cache: corrupt entry")
 
 // decodeEntry reverses encodeEntry.
 func decodeEntry(b []byte) (*Entry, error) {
-	_, dec, err := codecs()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := dec.DecodeAll(b, nil)
+	// Bounded: a corrupted or hostile value cannot make svc allocate more
+	// than an entry may hold.
+	raw, err := zstdcodec.Decode(b, 4*MaxEntryBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/zstdcodec"
 )
 
 // An entry as stored: one format byte, then the JSON of storedEntry, plain
@@ -35,26 +35,6 @@ var (
 // result plus the envelope.
 func maxDecoded(maxBytes int) int { return maxBytes + 256 }
 
-var (
-	codecOnce sync.Once
-	zenc      *zstd.Encoder
-	zdec      *zstd.Decoder
-	codecErr  error
-)
-
-func codecs() (*zstd.Encoder, *zstd.Decoder, error) {
-	codecOnce.Do(func() {
-		zenc, codecErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-		if codecErr != nil {
-			return
-		}
-		// The decoder's own cap; decodeEntry checks the entry's size too.
-		zdec, codecErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0),
-			zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderMaxWindow(8<<20))
-	})
-	return zenc, zdec, codecErr
-}
-
 // encodeEntry returns r as a stored value, errTooLarge when its JSON is over
 // maxBytes.
 func encodeEntry(r *mcp.CallToolResult, costUSD float64, now time.Time, maxBytes int) ([]byte, error) {
@@ -72,11 +52,7 @@ func encodeEntry(r *mcp.CallToolResult, costUSD float64, now time.Time, maxBytes
 	if len(e) <= compressAbove {
 		return append([]byte{formatPlain}, e...), nil
 	}
-	enc, _, err := codecs()
-	if err != nil {
-		return nil, err
-	}
-	return enc.EncodeAll(e, append(make([]byte, 0, len(e)/3+64), formatZstd)), nil
+	return zstdcodec.Encode(append(make([]byte, 0, len(e)/3+64), formatZstd), e)
 }
 
 // decodeEntry reverses encodeEntry, refusing a value that decodes to more
@@ -89,12 +65,9 @@ func decodeEntry(b []byte, maxBytes int) (*storedEntry, error) {
 	switch b[0] {
 	case formatPlain:
 	case formatZstd:
-		_, dec, err := codecs()
-		if err != nil {
-			return nil, err
-		}
-		if js, err = decodeBounded(dec, js, maxDecoded(maxBytes)); err != nil {
-			return nil, err
+		var err error
+		if js, err = zstdcodec.Decode(js, maxDecoded(maxBytes)); err != nil {
+			return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 		}
 	default:
 		return nil, errCorrupt
@@ -110,20 +83,6 @@ func decodeEntry(b []byte, maxBytes int) (*storedEntry, error) {
 		return nil, errCorrupt
 	}
 	return &e, nil
-}
-
-// decodeBounded decompresses b, refusing it if the frame says or turns out
-// to be bigger than limit.
-func decodeBounded(dec *zstd.Decoder, b []byte, limit int) ([]byte, error) {
-	var h zstd.Header
-	if err := h.Decode(b); err != nil || (h.HasFCS && h.FrameContentSize > uint64(limit)) {
-		return nil, fmt.Errorf("%w: bad or oversized frame", errCorrupt)
-	}
-	out, err := dec.DecodeAll(b, make([]byte, 0, min(int(h.FrameContentSize), limit)))
-	if err != nil || len(out) > limit {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
-	}
-	return out, nil
 }
 
 // result decodes the stored result.
