@@ -404,3 +404,36 @@ func TestUserDefaultLimits(t *testing.T) {
 		t.Errorf("answered ann %d, bo %d (no team, 2 a minute each), eve %d (team eng, 5 a minute); want 2, 2, 4", a, b, e)
 	}
 }
+
+// TestSignedInAdminRunsPolicyLibrary: a signed-in user with the admin role
+// may use the policy library and the compliance component's admin routes
+// (issue 14: "the admin key, or a JWT with the admin role once sign-in
+// exists"); a signed-in user without it may not.
+func TestSignedInAdminRunsPolicyLibrary(t *testing.T) {
+	g := start(t, nil, config.Map{"sso.trusted_proxy_cidrs": "127.0.0.1/32"})
+	if st := g.admin("POST", "/api/auth/sso/config", map[string]any{"admin_groups": []string{"ai-admins"}}, nil); st != 200 {
+		t.Fatalf("config: %d", st)
+	}
+	tokenOf := func(user, groups string) string {
+		_, out := signIn(t, g, map[string]string{"X-Remote-User": user, "X-User-Groups": groups})
+		tok, _ := out["token"].(string)
+		return tok
+	}
+	call := func(tok string) int {
+		req, _ := http.NewRequest("POST", g.policy+"/api/policies", strings.NewReader(`{"name":"no-ssn","policy_type":"compliance","content":"Block any prompt that contains a US Social Security number."}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := call(tokenOf("ada", "ai-admins")); st != 201 {
+		t.Errorf("a signed-in admin creating a policy: %d, want 201", st)
+	}
+	if st := call(tokenOf("bob", "eng")); st != 401 && st != 403 {
+		t.Errorf("a signed-in user without the admin role: %d, want a refusal", st)
+	}
+}

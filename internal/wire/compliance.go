@@ -76,11 +76,14 @@ func newCompliance(s *System) (*app.Service, error) {
 	c := part(&err, s.Compliance)
 	probes := part(&err, s.Probes)
 	beats := part(&err, s.Heartbeat)
+	si := part(&err, s.SignIn)
 	if err != nil {
 		return nil, err
 	}
+	// The admin key, a virtual key, or a signed-in user (the admin routes
+	// need the admin role).
 	api := httpapi.New(httpapi.Deps{
-		Auth: auth.Chain{auth.AdminKey(admin), keys}, Engine: c.Engine, Records: c.Records, Learner: c.Learner,
+		Auth: append(auth.Chain{auth.AdminKey(admin), keys}, si.authenticators()...), Engine: c.Engine, Records: c.Records, Learner: c.Learner,
 		Features: compliance.Features,
 		Metrics:  httpapi.NewMetrics(s.Metrics().Registry), Process: s.Metrics(), Probes: probes, Log: s.Log,
 	})

@@ -12,7 +12,8 @@ import (
 )
 
 // newPolicy is the policy library component (policy-perfect): policies,
-// presets, assignments and statistics behind the admin key, each policy
+// presets, assignments and statistics behind the admin key (or a
+// signed-in admin), each policy
 // answered with the checks its content compiles to, and document-to-policy
 // generation (its jobs run in the background on any replica).
 func newPolicy(s *System) (*app.Service, error) {
@@ -21,10 +22,13 @@ func newPolicy(s *System) (*app.Service, error) {
 	db := part(&err, s.SQL)
 	probes := part(&err, s.Probes)
 	beats := part(&err, s.Heartbeat)
+	si := part(&err, s.SignIn)
 	if err != nil {
 		return nil, err
 	}
-	api := httpapi.New(httpapi.Deps{Auth: auth.AdminKey(admin), Store: policy.NewSQLStore(db, nil),
+	// The admin key, or a signed-in user with the admin role.
+	authn := append(auth.Chain{auth.AdminKey(admin)}, si.authenticators()...)
+	api := httpapi.New(httpapi.Deps{Auth: authn, Store: policy.NewSQLStore(db, nil),
 		Compile: policy.Compile, Probes: probes, Log: s.Log})
 	// Document-to-policy generation: uploads become jobs any replica runs.
 	opts := docs.Options{Logger: s.Log, Retention: s.Config.PolicyJobRetention}
