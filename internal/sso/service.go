@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -209,7 +210,11 @@ func (s *Service) Revoke(ctx context.Context, kind, subject string) error {
 // Exchange records a sign-in and returns the identity and roles the token
 // carries: computed from the groups (the configuration's admin patterns)
 // for a new user or when groups are synced at every login; else the
-// returning user keeps the groups and roles of their first sign-in.
+// returning user keeps the groups and roles of their first sign-in — only
+// when it is the same holder (sameHolder): usernames are short names (the
+// part of an e-mail before "@", a principal without its realm), so another
+// identity may arrive under a stored one's name, and must not inherit its
+// roles.
 func (s *Service) Exchange(ctx context.Context, id Identity) (Identity, []string, error) {
 	cfg, _ := s.Config()
 	now := s.o.Now().UTC()
@@ -221,7 +226,11 @@ func (s *Service) Exchange(ctx context.Context, id Identity) (Identity, []string
 	case err != nil:
 		return Identity{}, nil, err
 	}
-	if known && !cfg.SyncGroupsOnLogin {
+	if known && !sameHolder(u.Identity, id) {
+		s.o.Log.Warn("sign-in: another identity under a known username; its roles come from its own groups",
+			"username", id.Username, "method", id.Method, "stored_method", u.Method)
+	}
+	if known && !cfg.SyncGroupsOnLogin && sameHolder(u.Identity, id) {
 		id.Groups = slices.Clone(u.Groups)
 	} else {
 		patterns := cfg.AdminGroups
@@ -235,4 +244,11 @@ func (s *Service) Exchange(ctx context.Context, id Identity) (Identity, []string
 		return Identity{}, nil, err
 	}
 	return id, u.Roles, nil
+}
+
+// sameHolder reports whether a sign-in is by the identity stored under its
+// username: the same method (for OIDC, the same identity provider) and the
+// same e-mail address.
+func sameHolder(stored, id Identity) bool {
+	return stored.Method == id.Method && strings.EqualFold(stored.Email, id.Email)
 }

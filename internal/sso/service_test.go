@@ -63,6 +63,12 @@ func TestService(t *testing.T) {
 		if id, roles, _ := a.Exchange(ctx, alice); !slices.Contains(roles, "admin") || !slices.Equal(id.Groups, []string{"platform-admins"}) {
 			t.Errorf("without sync, a returning user keeps her roles and groups: %v %v", roles, id.Groups)
 		}
+		// Another identity under the same short name (another IdP, another
+		// mail domain) does not inherit alice's stored roles.
+		guest := sso.Identity{Username: "alice", Email: "alice@guest.example", Groups: []string{"visitors"}, Method: "oidc:guest"}
+		if id, roles, _ := a.Exchange(ctx, guest); slices.Contains(roles, "admin") || !slices.Equal(id.Groups, []string{"visitors"}) {
+			t.Errorf("another holder of the name took the stored roles: %v %v", roles, id.Groups)
+		}
 		if _, err := a.UpdateConfig(ctx, sso.Patch{SyncGroupsOnLogin: ptr(true)}); err != nil {
 			t.Fatal(err)
 		}

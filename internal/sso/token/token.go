@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/svc-gateway/svc/internal/apierr"
 	"strings"
 	"time"
 
@@ -173,6 +174,11 @@ func (s *Signer) Mint(id User, roles []string) (string, *Claims, error) {
 	signed, err := t.SignedString(s.current.secret)
 	if err != nil {
 		return "", nil, fmt.Errorf("token: sign: %w", err)
+	}
+	if len(signed) > MaxTokenLen {
+		// Verify would refuse it on every request: refuse the sign-in.
+		return "", nil, apierr.Newf(apierr.InvalidRequest, "token_too_large",
+			"the identity carries too much (%d groups) for a token of at most %d bytes; have the identity provider send fewer groups", len(id.Groups), MaxTokenLen)
 	}
 	return signed, c, nil
 }

@@ -6,12 +6,14 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/sso/token"
 )
 
@@ -249,5 +251,24 @@ func BenchmarkVerifyFirst(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// TestMintRefusesOversizedTokens: an identity with so many groups that its
+// token would pass MaxTokenLen is refused at sign-in (400), not handed a
+// token Verify refuses on every request.
+func TestMintRefusesOversizedTokens(t *testing.T) {
+	s := signer(t, token.Options{Current: key(t, 0), TTL: time.Hour})
+	many := alice
+	for i := range 600 {
+		many.Groups = append(many.Groups, fmt.Sprintf("S-1-5-21-1004336348-1177238915-682003330-%d", 10000+i))
+	}
+	_, _, err := s.Mint(many, nil)
+	var ae *apierr.Error
+	if !errors.As(err, &ae) || ae.Status() != 400 || ae.Code != "token_too_large" {
+		t.Fatalf("Mint with %d groups: %v, want 400 token_too_large", len(many.Groups), err)
+	}
+	if raw, _, err := s.Mint(alice, nil); err != nil || len(raw) > token.MaxTokenLen {
+		t.Fatalf("an ordinary identity: %d bytes, %v", len(raw), err)
 	}
 }
