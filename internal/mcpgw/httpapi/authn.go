@@ -143,6 +143,18 @@ func (p *preAdmission) claim() mcpgw.Admission {
 	return nil
 }
 
+// claimAdmission takes the pre-admission authenticate made for info's
+// request, if any and not yet taken: the call that runs owns it.
+func claimAdmission(info *sdkauth.TokenInfo) mcpgw.Admission {
+	if info == nil {
+		return nil
+	}
+	if pre, ok := info.Extra[extraAdmission].(*preAdmission); ok {
+		return pre.claim()
+	}
+	return nil
+}
+
 // preAdmit reads the body (bounded) and, when it is one tools/call, admits
 // it under the caller's limits; the body is put back for the next handler.
 func (a *API) preAdmit(ctx context.Context, r *http.Request, s *mcpgw.Server) (json.RawMessage, mcpgw.Admission, error) {

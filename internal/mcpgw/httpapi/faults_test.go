@@ -189,3 +189,28 @@ func TestAdmissionsSettled(t *testing.T) {
 		t.Errorf("admitted %d, settled %d: want every admission settled once", a, s)
 	}
 }
+
+// TestV1AdmittedOnce: a JSON-RPC tools/call on the plain route is admitted
+// once (the pre-admission is the call's), and settled once.
+func TestV1AdmittedOnce(t *testing.T) {
+	h := newHarness(t)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"y"}}}`,
+		`{"name":"echo","arguments":{"text":"z"}}`,
+	} {
+		req, _ := http.NewRequest("POST", h.url+"/mcp/v1/fs/tools/call", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-good")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", body, resp.StatusCode)
+		}
+	}
+	if a, s := h.lim.admitted.Load(), h.lim.settled.Load(); a != 2 || s != 2 {
+		t.Errorf("two calls: admitted %d, settled %d; want 2 and 2", a, s)
+	}
+}

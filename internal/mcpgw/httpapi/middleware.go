@@ -45,9 +45,7 @@ func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolR
 		if q, ok := extra.TokenInfo.Extra[extraPrincipal].(*identity.Principal); ok {
 			p = q
 		}
-		if pre, ok := extra.TokenInfo.Extra[extraAdmission].(*preAdmission); ok {
-			adm = pre.claim()
-		}
+		adm = claimAdmission(extra.TokenInfo)
 		trusted, _ = extra.TokenInfo.Extra[extraTrusted].(bool)
 	}
 	refuse := func(err error) (*mcp.CallToolResult, error) {

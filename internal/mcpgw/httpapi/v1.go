@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,7 +62,11 @@ func (a *API) serveV1(w http.ResponseWriter, r *http.Request) {
 		writeV1Error(w, c.ID, rpc, apierr.BadParam("name", "name (the tool) is required"), 0)
 		return
 	}
-	res, err := a.d.Gateway.Call(ctx, mcpgw.Call{Principal: p, ServerID: r.PathValue("server_id"), Tool: params.Name, Arguments: params.Arguments, Surface: "v1"})
+	// authenticate pre-admitted a JSON-RPC tools/call body: the call owns
+	// that admission (else it would be admitted a second time).
+	info, _ := ctx.Value(tokenInfoKey{}).(*sdkauth.TokenInfo)
+	res, err := a.d.Gateway.Call(ctx, mcpgw.Call{Principal: p, ServerID: r.PathValue("server_id"), Tool: params.Name,
+		Arguments: params.Arguments, Surface: "v1", Admission: claimAdmission(info)})
 	if err != nil {
 		writeV1Error(w, c.ID, rpc, err, 0)
 		return
