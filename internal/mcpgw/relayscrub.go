@@ -3,15 +3,14 @@ package mcpgw
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 )
 
-// Scrub cleans a relayed answer (a resources, prompts or completion
-// result, and its error) of the exact credentials sc stands for: a result
+// Scrub cleans an upstream answer (a tool result, a relayed resources,
+// prompts or completion result, and its error) of the exact credentials sc stands for: a result
 // that mentions one is rebuilt from its scrubbed JSON; a server's protocol
 // error keeps its code with its message and data scrubbed. With a nil sc,
 // or nothing to clean, res and err come back as they are.
@@ -42,7 +41,7 @@ func Scrub[R any](sc *apierr.Scrubber, res *R, err error) (*R, error) {
 	if clean == string(raw) {
 		return res, nil
 	}
-	out := reflect.New(reflect.TypeFor[R]()).Interface().(*R)
+	out := new(R)
 	if json.Unmarshal([]byte(clean), out) != nil {
 		return nil, apierr.New(apierr.UpstreamError, "tool_server_error", "the MCP server's answer could not be cleaned of svc's credential")
 	}

@@ -155,7 +155,9 @@ func (p *Pool) CallTool(ctx context.Context, s *mcpgw.Server, params *mcp.CallTo
 	if n := resultSize(r); n > p.opts.MaxResultBytes {
 		return nil, &TooLargeError{Limit: p.opts.MaxResultBytes}
 	}
-	return scrubResult(c.auth.scrubber(), r), nil
+	// Every part of the result (text, embedded resources, structured
+	// content) is cleaned of the credentials the session sent.
+	return mcpgw.Scrub(c.auth.scrubber(), r, nil)
 }
 
 // Session returns the server's session, for the calls the gateway relays

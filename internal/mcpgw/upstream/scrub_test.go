@@ -33,7 +33,8 @@ func echoServer(t *testing.T) string {
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, out, error) {
 		h := req.Extra.Header.Get("Authorization")
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you sent " + h}}}, out{Seen: h}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you sent " + h},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://auth", Text: h}}}}, out{Seen: h}, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "fail"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
 		return nil, nil, errors.New("refused credential " + req.Extra.Header.Get("Authorization"))
@@ -58,6 +59,9 @@ func TestResultsCleanedOfTheCredential(t *testing.T) {
 	text := r.Content[0].(*mcp.TextContent).Text
 	if strings.Contains(text, echoedToken) || !strings.Contains(text, "you sent Bearer") {
 		t.Errorf("text %q: want the call's answer without the credential", text)
+	}
+	if res := r.Content[1].(*mcp.EmbeddedResource).Resource; strings.Contains(res.Text, echoedToken) {
+		t.Errorf("embedded resource %q: want it without the credential", res.Text)
 	}
 	if seen, _ := r.StructuredContent.(map[string]any)["seen"].(string); strings.Contains(seen, echoedToken) || seen == "" {
 		t.Errorf("structured content %v: want it without the credential", r.StructuredContent)
