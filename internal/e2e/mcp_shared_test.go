@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +30,14 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 	s1, err := mcpClient(t, p1.proxy+"/crm/mcp/", key)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The other proxy's catalog lists the server's tools too (its
+	// registry change hook refreshes it, not only the admin's process).
+	if !eventuallyFor(5*time.Second, func() bool {
+		_, body := getJSON(t, p2.proxy+"/api/mcp/catalog", adminKey)
+		return strings.Contains(body, `"lookup"`)
+	}) {
+		t.Error("the second proxy's catalog does not list the server registered through the first")
 	}
 	ctx := context.Background()
 	lookup := func(cs *mcp.ClientSession) {

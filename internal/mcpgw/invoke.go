@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,7 +74,7 @@ func (g *Gateway) cacheKey(c *Call, s *Server, tool *mcp.Tool, canon []byte) (Ca
 	if c.Principal != nil {
 		tenant = c.Principal.Tenant()
 	}
-	return CacheKey{Tenant: tenant, ServerID: s.ID, Tool: c.Tool, Arguments: canon}, true
+	return CacheKey{Tenant: tenant, ServerID: s.ID, Version: strconv.FormatInt(s.UpdatedAt.UnixNano(), 36), Tool: c.Tool, Arguments: canon}, true
 }
 
 func (g *Gateway) ttl(s *Server) time.Duration {

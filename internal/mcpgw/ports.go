@@ -84,8 +84,11 @@ type Scanner interface {
 // CacheKey identifies one cacheable call: the caller's tenant, the server,
 // the tool and the canonical arguments.
 type CacheKey struct {
-	Tenant    string
-	ServerID  string
+	Tenant   string
+	ServerID string
+	// Version is the registration's version (its UpdatedAt): a changed
+	// registration (another base_url, a re-created id) starts afresh.
+	Version   string
 	Tool      string
 	Arguments []byte
 }

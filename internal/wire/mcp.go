@@ -117,6 +117,7 @@ func newToolGateway(s *System, keys *auth.Keys, lim mcpLimits, scan mcpScanner, 
 	reg.OnChange(func(id string) {
 		t.pool.Forget(id)
 		t.api.ServerChanged(id)
+		go t.refreshCatalog(id)
 	})
 	grants.OnChange(t.api.GrantsChanged)
 	s.onClose(t.api.Close) // before the pool's: closers run last-built first
@@ -139,7 +140,7 @@ func (t *toolGateway) upstreams(p mcpParts, host openapiHost) error {
 	t.oauth, err = oauth.New(oauth.Config{Servers: oauthServers{t.reg}, Store: oauth.NewSQLStore(p.db),
 		States: oauth.NewKVStates(p.kv), Sealer: p.sealer, Client: p.egress.Client(30 * time.Second),
 		RedirectURL: oauthRedirectURL(p.cfg.OAuthRedirectURL, s.Config.Port(config.Proxy)), ClientName: "svc",
-		AllowHTTPLoopback: p.cfg.AllowPrivate, Logger: s.Log, OnAuthorized: t.registrationChanged})
+		AllowHTTPLoopback: p.cfg.AllowPrivate, Logger: s.Log, OnAuthorized: t.authorized})
 	if err != nil {
 		return fmt.Errorf("SVC_MCP_OAUTH_REDIRECT_URL: %w", err)
 	}
@@ -170,7 +171,7 @@ func (t *toolGateway) surfaces(p mcpParts, gw *mcpgw.Gateway, host openapiHost, 
 	t.api = mcphttp.New(mcphttp.Deps{Gateway: gw, Sessions: t.pool, Auth: p.authn, TrustedCIDRs: p.cfg.TrustedCIDRs,
 		ClientAddr: clientip.Resolver{Proxies: s.Config.TrustedProxies}.Addr, Logger: s.Log, Version: buildVersion()})
 	t.catalog = catalog.New(t.reg, t.pool, catalog.Options{Log: s.Log, Visible: catalogFilter(gw)})
-	t.admin = &mcphttp.Admin{Registrations: t.reg, OnChange: t.registrationChanged, Generator: host, Audit: p.audit.action}
+	t.admin = &mcphttp.Admin{Registrations: t.reg, Generator: host, Audit: p.audit.action}
 	if tc != nil {
 		t.admin.Cache = tc
 	}
@@ -187,13 +188,19 @@ func (t *toolGateway) surfaces(p mcpParts, gw *mcpgw.Gateway, host openapiHost, 
 // toolsChanged follows an upstream's notifications/tools/list_changed.
 func (t *toolGateway) toolsChanged(id string) {
 	t.api.ToolsChanged(id)
+	t.refreshCatalog(id)
+}
+
+// refreshCatalog lists a server's tools again for the catalog and search.
+func (t *toolGateway) refreshCatalog(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_ = t.catalog.Refresh(ctx, id)
 }
 
-// registrationChanged follows an admin change of this process.
-func (t *toolGateway) registrationChanged(id string) {
+// authorized follows an OAuth authorization of this process: the server's
+// session reopens with the new token and its tools are listed again.
+func (t *toolGateway) authorized(id string) {
 	t.pool.Forget(id)
 	t.toolsChanged(id)
 }

@@ -37,8 +37,6 @@ type Admin struct {
 	// Generator builds the tools of an OpenAPI document (POST
 	// /api/mcp/generate); nil answers 404.
 	Generator Generator
-	// OnChange runs after a registration changed (catalog refresh).
-	OnChange func(id string)
 	// Audit, when set, records an admin action that succeeded (the
 	// tamper-evident audit chain): its event type, subject and details,
 	// which never hold a credential.
@@ -127,9 +125,10 @@ func (a *Admin) save(w http.ResponseWriter, r *http.Request, event string, statu
 	_ = jsonbody.Write(w, status, out.Redacted())
 }
 
-// stored follows a stored registration: the catalog refresh and the audit.
+// stored follows a stored registration: the audit (what follows from the
+// change itself — sessions, tool lists, the catalog — follows the
+// registry's change hook, on every process).
 func (a *Admin) stored(r *http.Request, event string, out *mcpgw.Server) {
-	a.changed(out.ID)
 	a.audit(r, event, out)
 }
 
@@ -139,7 +138,6 @@ func (a *Admin) remove(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, registryError(err))
 		return
 	}
-	a.changed(id)
 	if a.Audit != nil {
 		a.Audit(r, EventServerDelete, id, nil)
 	}
@@ -182,12 +180,6 @@ func (a *Admin) checkSpec(s *mcpgw.Server) error {
 		return apierr.From(err)
 	}
 	return nil
-}
-
-func (a *Admin) changed(id string) {
-	if a.OnChange != nil {
-		go a.OnChange(id)
-	}
 }
 
 func (a *Admin) stats(w http.ResponseWriter, r *http.Request) {

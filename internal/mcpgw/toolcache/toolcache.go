@@ -201,7 +201,7 @@ func (c *Cache) kvFailed(op string, err error) {
 func entryKey(gen string, k mcpgw.CacheKey) string {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
-	for _, part := range [][]byte{[]byte(k.Tenant), []byte(k.ServerID), []byte(k.Tool), k.Arguments} {
+	for _, part := range [][]byte{[]byte(k.Tenant), []byte(k.ServerID), []byte(k.Version), []byte(k.Tool), k.Arguments} {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(part)))]) // length-prefixed: parts never run together
 		h.Write(part)
 	}

@@ -128,6 +128,11 @@ func TestKeysSeparate(t *testing.T) {
 			"other server":    key("team:a", "gitlab", "list_issues", `{"repo":"svc"}`),
 			"other tool":      key("team:a", "github", "list_pulls", `{"repo":"svc"}`),
 			"other arguments": key("team:a", "github", "list_issues", `{"repo":"web"}`),
+			"other registration version": func() mcpgw.CacheKey {
+				k := key("team:a", "github", "list_issues", `{"repo":"svc"}`)
+				k.Version = "v2"
+				return k
+			}(),
 			// Length-prefixed parts: moving bytes between parts is another key.
 			"shifted parts": key("team:ag", "ithub", "list_issues", `{"repo":"svc"}`),
 		}
