@@ -165,7 +165,24 @@ func (g *gateway) newKey(fields map[string]any) (secret, id string) {
 // logEntries returns the audit entries, waiting up to a second for want of them.
 func (g *gateway) logEntries(query string, want int) []map[string]any {
 	g.t.Helper()
-	deadline := time.Now().Add(time.Second)
+	return g.waitEntries(query, want, time.Second)
+}
+
+// entriesAtLeast returns the audit entries, failing the test when fewer
+// than want are there after 5 s (the spec's second, with room for -race on
+// a loaded machine): for assertions on entries that must exist.
+func (g *gateway) entriesAtLeast(query string, want int) []map[string]any {
+	g.t.Helper()
+	entries := g.waitEntries(query, want, 5*time.Second)
+	if len(entries) < want {
+		g.t.Fatalf("GET /api/vas/logs?%s: %d entries after 5 s, want at least %d", query, len(entries), want)
+	}
+	return entries
+}
+
+func (g *gateway) waitEntries(query string, want int, wait time.Duration) []map[string]any {
+	g.t.Helper()
+	deadline := time.Now().Add(wait)
 	for {
 		var page struct {
 			Success bool

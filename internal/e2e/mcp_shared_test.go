@@ -20,7 +20,7 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 	mg, p1, p2, up, calls := crmOnTwoProxies(t, "MCP_GATEWAY_ENABLED", "true")
 	key, _ := mg.newKey(nil)
 	var s2 *mcp.ClientSession
-	if !eventually(func() bool {
+	if !eventuallyFor(5*time.Second, func() bool {
 		var err error
 		s2, err = mcpClient(t, p2.proxy+"/crm/mcp/", key)
 		return err == nil
@@ -59,13 +59,13 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 	// Replicas trust the generation they read for a second, so the other
 	// proxy sees the flush within a second of its last read: up to a second
 	// after the flush, and a poll more.
-	deadline := time.Now().Add(1500 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second) // a second and a poll, with room for -race under load
 	for time.Now().Before(deadline) && calls.Load() < 2 {
 		lookup(s1)
 		time.Sleep(20 * time.Millisecond)
 	}
 	if calls.Load() != 2 {
-		t.Errorf("a second after a flush through the other proxy the server saw %d calls, want 2", calls.Load())
+		t.Errorf("5 s after a flush through the other proxy the server saw %d calls, want 2", calls.Load())
 	}
 	// An access grant approved through one proxy opens the tool on the other.
 	resp, body := p1.post("/api/mcp/catalog/requests", key, []byte(`{"server_id":"crm","tools_requested":["write"],"justification":"notes"}`), nil)
@@ -76,7 +76,7 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 	if st := p2.request(p2.proxy, "POST", "/api/mcp/catalog/requests/"+req.ID+"/approve", nil, nil); st != 200 {
 		t.Fatalf("approve: %d", st)
 	}
-	if !eventually(func() bool {
+	if !eventuallyFor(5*time.Second, func() bool {
 		r, err := s1.CallTool(ctx, &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"text": "x"}})
 		return err == nil && !r.IsError
 	}) {
@@ -87,7 +87,7 @@ func TestToolGatewayAcrossProxies(t *testing.T) {
 		"auth_type": "bearer", "auth_token": "upstream-token", "allowed_tools": []string{"write"}}, nil); st != 200 {
 		t.Fatalf("update: %d", st)
 	}
-	if !eventually(func() bool {
+	if !eventuallyFor(5*time.Second, func() bool {
 		cs, err := mcpClient(t, p1.proxy+"/crm/mcp/", key)
 		if err != nil {
 			return false

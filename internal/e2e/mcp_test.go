@@ -114,7 +114,7 @@ func TestToolGateway(t *testing.T) {
 		t.Errorf("over budget: got %v, want a 402 / budget refusal", err)
 	}
 	// The audit log has the calls with the server, tool and outcome.
-	entries := g.logEntries("provider=mcp:crm", 3)
+	entries := g.entriesAtLeast("provider=mcp:crm", 3)
 	if tc, _ := entries[0]["tool_call"].(map[string]any); tc == nil || tc["server_id"] != "crm" || tc["arguments_sha256"] == "" {
 		t.Errorf("audit entry: %v", entries[0])
 	}

@@ -142,7 +142,7 @@ func TestPolicyGenerationThroughTheProxy(t *testing.T) {
 	if calls.Load() == 0 {
 		t.Fatal("the model was never called")
 	}
-	entries := g.logEntries("key_id="+refinerID, 1)
+	entries := g.entriesAtLeast("key_id="+refinerID, 1)
 	if len(entries) == 0 {
 		t.Fatal("no audit entry under the refiner's key: the call did not go through the proxy")
 	}

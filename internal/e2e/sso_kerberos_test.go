@@ -74,7 +74,9 @@ func TestSignInKerberos(t *testing.T) {
 		if h := lastChat(t, fake).Header; strings.Contains(h.Get("Authorization"), jwt) {
 			t.Errorf("the upstream saw the sign-in token: %v", h)
 		}
-		g.logEntries("user_id="+kdctest.User, 1)
+		if e := g.entriesAtLeast("user_id="+kdctest.User, 1)[0]; e["user_id"] != kdctest.User {
+			t.Errorf("the Kerberos user's entry: %v", e)
+		}
 		if st := adminAs(t, g, jwt, "/api/enterprise/vkeys"); st != 401 {
 			t.Errorf("a user-role token on management: %d, want 401", st)
 		}

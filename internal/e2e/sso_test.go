@@ -75,7 +75,7 @@ func TestSignInTrustedHeaders(t *testing.T) {
 	if h := lastChat(t, fake).Header; h.Get("X-Remote-User") != "" || strings.Contains(h.Get("Authorization"), tok) {
 		t.Errorf("the upstream saw the caller's identity header or token: %v", h)
 	}
-	entries := g.logEntries("user_id=alice", 1)
+	entries := g.entriesAtLeast("user_id=alice", 1)
 	if e := entries[0]; e["key_id"] != nil && e["key_id"] != "" {
 		t.Errorf("a user's entry names a key: %v", e["key_id"])
 	} else if u, _ := e["user"].(map[string]any); u == nil || u["department"] != "R&D" || !slices.Contains(anyStrings(u["groups"]), "svc-Admins") {
@@ -211,7 +211,7 @@ func TestSignInOIDC(t *testing.T) {
 	if _, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); err != nil {
 		t.Fatalf("chat with the token: %v", err)
 	}
-	if e := g.logEntries("user_id=carol", 1)[0]; fmt.Sprint(e["user"]) == "<nil>" {
+	if e := g.entriesAtLeast("user_id=carol", 1)[0]; fmt.Sprint(e["user"]) == "<nil>" {
 		t.Errorf("entry %v", e)
 	}
 	for name, claims := range map[string]jwt.MapClaims{
