@@ -125,3 +125,23 @@ func TestRevokedBeforeLoad(t *testing.T) {
 		t.Error("Revoked answered before the list was read")
 	}
 }
+
+// TestExpiredRevocationsDeleted: a revocation past its expiry (no token it
+// could refuse is valid) leaves the table at the next revocation.
+func TestExpiredRevocationsDeleted(t *testing.T) {
+	storetest.EachSQL(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		st := sso.NewSQLStore(db)
+		now := time.Unix(1_800_000_000, 0)
+		if err := st.Revoke(ctx, sso.Revocation{Kind: sso.RevokeToken, Subject: "old", RevokedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Revoke(ctx, sso.Revocation{Kind: sso.RevokeToken, Subject: "new", RevokedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM sso_revocations`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("rows after a revocation: %d, %v; want 1 (the expired one deleted)", n, err)
+		}
+	})
+}

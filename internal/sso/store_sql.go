@@ -153,13 +153,18 @@ func (s *SQLStore) PutUser(ctx context.Context, u User) error {
 }
 
 // Revoke implements Store: a later revocation of the same subject
-// replaces an earlier one.
+// replaces an earlier one. Revocations that expired (no token they could
+// refuse is still valid) are deleted with it, so the table holds only
+// live ones.
 func (s *SQLStore) Revoke(ctx context.Context, r Revocation) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO sso_revocations (kind, subject, revoked_at, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (kind, subject) DO UPDATE SET revoked_at = excluded.revoked_at, expires_at = excluded.expires_at`,
 		r.Kind, r.Subject, sqlstore.Micros(r.RevokedAt), sqlstore.Micros(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("sso: store revocation: %w", err)
+	}
+	if _, err := s.db.Exec(ctx, `DELETE FROM sso_revocations WHERE expires_at <= ?`, sqlstore.Micros(r.RevokedAt)); err != nil {
+		return fmt.Errorf("sso: delete expired revocations: %w", err)
 	}
 	return nil
 }
