@@ -437,3 +437,39 @@ func TestSignedInAdminRunsPolicyLibrary(t *testing.T) {
 		t.Errorf("a signed-in user without the admin role: %d, want a refusal", st)
 	}
 }
+
+// TestSignInAndTeamsOnTheChain: sign-in's and teams' admin actions are on
+// the tamper-evident audit chain like the other admin actions, with the
+// acting principal, and the chain still verifies.
+func TestSignInAndTeamsOnTheChain(t *testing.T) {
+	g := start(t, nil, nil)
+	if st := g.admin("POST", "/api/auth/sso/config", map[string]any{"admin_groups": []string{"ai-admins"}}, nil); st != 200 {
+		t.Fatalf("config: %d", st)
+	}
+	if st := g.admin("POST", "/api/auth/sso/revoke", map[string]any{"username": "mallory"}, nil); st != 200 {
+		t.Fatalf("revoke: %d", st)
+	}
+	if st := g.admin("POST", "/api/teams", map[string]any{"team_id": "eng", "rpm_limit": 5}, nil); st != 200 {
+		t.Fatalf("team: %d", st)
+	}
+	if st := g.admin("DELETE", "/api/teams/eng", nil, nil); st != 200 {
+		t.Fatalf("delete team: %d", st)
+	}
+	for event, subject := range map[string]string{"sso.config.update": "sso_config", "sso.revoke": "mallory", "team.put": "eng", "team.delete": "eng"} {
+		var page struct {
+			Data []struct {
+				EventType string `json:"event_type"`
+				Actor     string `json:"actor"`
+				Subject   string `json:"subject"`
+			} `json:"data"`
+		}
+		if st := g.admin("GET", "/api/audit/logs?event_type="+event, nil, &page); st != 200 || len(page.Data) != 1 ||
+			page.Data[0].EventType != event || page.Data[0].Subject != subject || page.Data[0].Actor == "" {
+			t.Errorf("%s on the chain: %d %+v, want one entry on %s with its actor", event, st, page.Data, subject)
+		}
+	}
+	var v struct{ OK bool }
+	if st := g.admin("GET", "/api/audit/verify", nil, &v); st != 200 || !v.OK {
+		t.Errorf("verify: %d %+v", st, v)
+	}
+}

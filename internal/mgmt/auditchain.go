@@ -2,14 +2,11 @@ package mgmt
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"net/http"
-	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/auditchain"
-	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/jsonbody"
 )
 
@@ -38,30 +35,14 @@ const (
 	evCacheFlush         = "cache.flush"
 )
 
-// chainAppendTimeout bounds an append after the action it records.
-const chainAppendTimeout = 5 * time.Second
+// recorder appends admin actions to the chain (a zero Chain: none is
+// kept).
+type recorder struct{ auditchain.Recorder }
 
-// recorder appends admin actions to the chain (nil: none is kept).
-type recorder struct {
-	chain Chain
-	log   *slog.Logger
-}
-
-// record appends an action that has succeeded, as the request's principal.
-// A failed append does not undo the action or change its answer: it is
-// logged at error level (and counted by the chain's metrics) for an
-// operator to see. details must hold no secret.
+// record appends an action that has succeeded, as the request's principal
+// (auditchain.Recorder.Record).
 func (rc recorder) record(r *http.Request, typ, subject string, details map[string]any) {
-	if rc.chain == nil {
-		return
-	}
-	// The action is done: the append runs even if the caller has gone.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), chainAppendTimeout)
-	defer cancel()
-	actor := identity.From(r.Context()).Actor()
-	if _, err := rc.chain.Append(ctx, auditchain.Event{Type: typ, Actor: actor, Subject: subject, Details: details}); err != nil && rc.log != nil {
-		rc.log.Error("admin action not recorded on the audit chain", "event_type", typ, "actor", actor, "subject", subject, "err", err)
-	}
+	rc.Record(r, typ, subject, details)
 }
 
 // auditLogs answers GET /api/audit/logs: chain entries, newest first,

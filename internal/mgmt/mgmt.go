@@ -20,6 +20,7 @@ import (
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/auditchain"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/health"
@@ -92,7 +93,7 @@ func New(d Deps) *API {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &API{d: d, recorder: recorder{chain: d.Chain, log: d.Log}}
+	return &API{d: d, recorder: recorder{auditchain.Recorder{Chain: d.Chain, Log: d.Log}}}
 }
 
 // maxBody bounds management request bodies.
@@ -178,8 +179,9 @@ func (a *API) Handler() http.Handler {
 	if a.d.Extra != nil {
 		a.d.Extra(mux)
 	}
-	mux.Handle("/", auth.Guard(authn, serve(validURL(rt.mux), a.d.Log)))
-	return mux
+	mux.Handle("/", auth.Guard(authn, rt.mux))
+	// Every route, the other packages' (Extra) included, refuses a bad URL.
+	return serve(validURL(mux), a.d.Log)
 }
 
 // validURL refuses a path or query holding a NUL byte or invalid UTF-8:

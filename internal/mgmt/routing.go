@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auditchain"
 	"github.com/svc-gateway/svc/internal/route"
 )
 
@@ -58,7 +59,7 @@ func NewRoutingAPI(d RoutingDeps) *RoutingAPI {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &RoutingAPI{recorder: recorder{chain: d.Chain, log: d.Log}, live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
+	return &RoutingAPI{recorder: recorder{auditchain.Recorder{Chain: d.Chain, Log: d.Log}}, live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
 }
 
 // Register adds the routing routes to mux (which the caller puts behind the

@@ -57,6 +57,22 @@ type API struct {
 	Proxies Proxies
 	// Admin guards the configuration and revocation routes (auth.Guard).
 	Admin func(http.Handler) http.Handler
+	// Audit, when set, records a configuration change or a revocation that
+	// succeeded (the tamper-evident audit chain): EventConfigUpdate,
+	// EventRevoke.
+	Audit func(r *http.Request, event, subject string, details map[string]any)
+}
+
+// Events of the admin actions the routes record.
+const (
+	EventConfigUpdate = "sso.config.update"
+	EventRevoke       = "sso.revoke"
+)
+
+func (a *API) audit(r *http.Request, event, subject string, details map[string]any) {
+	if a.Audit != nil {
+		a.Audit(r, event, subject, details)
+	}
 }
 
 // Cookie names.
@@ -101,6 +117,7 @@ func (a *API) postConfig(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Wrap(apierr.Unavailable, "store_unavailable", "the sign-in configuration could not be stored", err))
 		return
 	}
+	a.audit(r, EventConfigUpdate, "sso_config", map[string]any{"version": c.Version})
 	_ = jsonbody.Write(w, http.StatusOK, map[string]any{"success": true, "config": c})
 }
 
@@ -126,6 +143,7 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, apierr.Wrap(apierr.Unavailable, "store_unavailable", "the revocation could not be stored", err))
 		return
 	}
+	a.audit(r, EventRevoke, subject, map[string]any{"kind": kind})
 	_ = jsonbody.Write(w, http.StatusOK, map[string]any{"success": true, "revoked": map[string]string{"kind": kind, "subject": subject}})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/app"
 	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/auditchain"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/cache"
 	"github.com/svc-gateway/svc/internal/config"
@@ -179,7 +180,10 @@ func newManagement(s *System) (*app.Service, error) {
 	authn := append(auth.Chain{auth.AdminKey(admin)}, si.authenticators()...)
 	guard := func(h http.Handler) http.Handler { return auth.Guard(authn, h) }
 	signin := si.api(guard)
-	extra := func(mux *http.ServeMux) { signin.Register(mux); dir.Register(mux, guard) }
+	// Sign-in's and teams' admin actions go on the audit chain like mgmt's.
+	rec := auditchain.Recorder{Chain: chain, Log: s.Log}
+	signin.Audit = rec.Record
+	extra := func(mux *http.ServeMux) { signin.Register(mux); dir.Register(mux, guard, rec.Record) }
 	api := mgmt.New(mgmt.Deps{AdminKey: admin, Auth: authn, Extra: extra, Keys: keys, Vault: vault, Logs: audit.NewSQLStore(db), LogReader: reader,
 		Alerts: notifier, Chain: chain, Analytics: analytics.NewRollups(db), Health: tracker, Routing: live,
 		Resolver: route.NewResolver(s.Registry()).WithSources(route.Sources{Config: live.Current}), Failures: failures,

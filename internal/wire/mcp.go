@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/auditchain"
 	"github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/clientip"
 	"github.com/svc-gateway/svc/internal/compliance"
@@ -77,7 +78,7 @@ func (s *System) mcpParts(keys *auth.Keys) (mcpParts, error) {
 	}
 	cfg := s.Config.MCP
 	return mcpParts{s: s, cfg: cfg, db: db, kv: kv, sealer: secret.NewSealer(master),
-		egress: egress.Policy{AllowPrivate: cfg.AllowPrivate}, audit: mcpChain{chain: chain, log: s.Log},
+		egress: egress.Policy{AllowPrivate: cfg.AllowPrivate}, audit: mcpChain{auditchain.Recorder{Chain: chain, Log: s.Log}},
 		authn: append(auth.Chain{auth.AdminKey(admin), keys}, si.authenticators()...)}, nil
 }
 

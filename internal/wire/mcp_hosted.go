@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/auditchain"
-	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/mcpgw"
 	"github.com/svc-gateway/svc/internal/mcpgw/access"
 	"github.com/svc-gateway/svc/internal/mcpgw/oauth"
@@ -104,27 +102,12 @@ func oauthRedirectURL(configured string, proxyPort int) string {
 }
 
 // mcpChain appends the tool gateway's admin actions and access decisions
-// to the tamper-evident audit chain. A failed append does not undo the
-// action: it is logged (and counted by the chain's metrics).
-type mcpChain struct {
-	chain *auditchain.SQLStore
-	log   *slog.Logger
-}
-
-// chainTimeout bounds one append after the action it records.
-const chainTimeout = 5 * time.Second
-
-func (c mcpChain) append(ctx context.Context, ev auditchain.Event) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chainTimeout)
-	defer cancel()
-	if _, err := c.chain.Append(ctx, ev); err != nil {
-		c.log.Error("mcp: an admin action is not on the audit chain", "event", ev.Type, "subject", ev.Subject, "err", err)
-	}
-}
+// to the tamper-evident audit chain (auditchain.Recorder).
+type mcpChain struct{ auditchain.Recorder }
 
 // action records an admin action of httpapi.Admin, as the request's principal.
 func (c mcpChain) action(r *http.Request, event, subject string, details map[string]any) {
-	c.append(r.Context(), auditchain.Event{Type: event, Actor: identity.From(r.Context()).Actor(), Subject: subject, Details: details})
+	c.Record(r, event, subject, details)
 }
 
 // decision records an access request's approval, denial or revocation.
@@ -133,6 +116,6 @@ func (c mcpChain) decision(ctx context.Context, r access.Request) {
 	if r.Status == access.StatusRevoked {
 		actor = r.RevokedBy
 	}
-	c.append(ctx, auditchain.Event{Type: "mcp.access." + string(r.Status), Actor: actor, Subject: r.ID,
+	c.Append(ctx, auditchain.Event{Type: "mcp.access." + string(r.Status), Actor: actor, Subject: r.ID,
 		Details: map[string]any{"server_id": r.ServerID, "requester": r.UserID, "tools": r.ToolsRequested, "reason": r.Reason}})
 }
