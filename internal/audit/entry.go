@@ -175,19 +175,11 @@ func FromExchange(x *pipeline.Exchange, upstream time.Duration) *Entry {
 		UsageEstimated: x.UsageEstimated,
 		Stream:         x.Stream,
 	}
-	if p := x.Principal; p != nil {
-		e.UserID = p.ID
-		e.KeyID = p.ID
-		e.Metrics.CustomMetrics.APIKey = p.MaskedKey
-	}
-	if x.Chat != nil && x.Chat.User != "" {
+	e.SetCaller(x.Principal)
+	if x.Chat != nil && x.Chat.User != "" && (x.Principal == nil || x.Principal.Kind != identity.User) {
+		// The request's "user" field names the end user of a key; it never
+		// overrides who signed in.
 		e.UserID = x.Chat.User
-	}
-	if p := x.Principal; p != nil && p.Kind == identity.User {
-		// A signed-in user is the caller: no key, and the request's "user"
-		// field does not override who signed in.
-		e.UserID, e.KeyID = p.ID, ""
-		e.User = &UserInfo{Groups: p.Groups, Department: p.Department, AuthMethod: p.AuthMethod}
 	}
 	if h := x.Cache; h != nil {
 		q := h.Query
@@ -332,4 +324,23 @@ func RecordFromJSON(js []byte) (Record, error) {
 		TokensSaved:      c.Metacache.TokensSaved,
 		CostSaved:        c.Metacache.CostSaved,
 	}, nil
+}
+
+// SetCaller fills who called: user_id is the principal's id (a key's id for
+// a virtual key, the username for a signed-in user, who has no key), the
+// key's id and masked form for a key, the user's groups, department and
+// sign-in method for a user. Every entry — model call or tool call — names
+// its caller so, so filters and the analytics' top users see one form.
+func (e *Entry) SetCaller(p *identity.Principal) {
+	if p == nil {
+		return
+	}
+	e.UserID = p.ID
+	e.Metrics.CustomMetrics.APIKey = p.MaskedKey
+	switch p.Kind {
+	case identity.User:
+		e.User = &UserInfo{Groups: p.Groups, Department: p.Department, AuthMethod: p.AuthMethod}
+	default:
+		e.KeyID = p.ID
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/audit"
+	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/pipeline"
 )
 
@@ -159,4 +160,23 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Errorf("AppendJSON:\n got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// TestSetCaller: a key's entry names the key as key_id and user_id; a
+// signed-in user's names the user (no key) with their groups — the same
+// form for model calls and tool calls.
+func TestSetCaller(t *testing.T) {
+	var k, u, none audit.Entry
+	k.SetCaller(&identity.Principal{Kind: identity.VirtualKey, ID: "vk_1", MaskedKey: "sk-svc-ab…"})
+	u.SetCaller(&identity.Principal{Kind: identity.User, ID: "alice", Groups: []string{"eng"}, AuthMethod: "saml"})
+	none.SetCaller(nil)
+	if k.UserID != "vk_1" || k.KeyID != "vk_1" || k.Metrics.CustomMetrics.APIKey != "sk-svc-ab…" || k.User != nil {
+		t.Errorf("key: %+v", k)
+	}
+	if u.UserID != "alice" || u.KeyID != "" || u.User == nil || u.User.AuthMethod != "saml" {
+		t.Errorf("user: user_id %q key_id %q user %+v", u.UserID, u.KeyID, u.User)
+	}
+	if none.UserID != "" || none.KeyID != "" {
+		t.Errorf("no principal: %+v", none)
+	}
 }

@@ -101,13 +101,7 @@ func (m mcpRecorder) RecordToolCall(r *mcpgw.Record) {
 			ArgumentBytes: r.ArgumentBytes, ArgumentsSHA256: r.ArgumentsHash, Arguments: r.Arguments,
 			Cached: r.Outcome == mcpgw.OutcomeCached, Flagged: r.Flagged},
 	}
-	if r.Principal != nil {
-		e.UserID = r.Principal.Caller()
-		e.Metrics.CustomMetrics.APIKey = r.Principal.MaskedKey
-		if r.Principal.Kind == identity.VirtualKey {
-			e.KeyID = r.Principal.ID
-		}
-	}
+	e.SetCaller(r.Principal)
 	switch {
 	case r.Outcome == mcpgw.OutcomeBlocked:
 		e.ComplianceStatus = "blocked"

@@ -185,10 +185,12 @@ func scope(q *audit.Query, p *identity.Principal) error {
 	if q.KeyID != "" {
 		return forbidden("key_id", "only the admin key may select calls by key_id")
 	}
-	if q.UserID != "" && q.UserID != p.Caller() {
+	// A signed-in user: their entries carry their id as user_id
+	// (audit.Entry.SetCaller).
+	if q.UserID != "" && q.UserID != p.ID {
 		return forbidden("user_id", "a caller sees only its own tool calls")
 	}
-	q.UserID = p.Caller()
+	q.UserID = p.ID
 	return nil
 }
 

@@ -48,11 +48,7 @@ func (c call) entry() audit.Entry {
 	if c.notToolCall {
 		e.Provider, e.ModelProvider, e.ContentType, e.Endpoint, e.Tool = c.server, c.server, "chat", "chat", nil
 	}
-	e.UserID = c.p.Caller()
-	e.Metrics.CustomMetrics.APIKey = c.p.MaskedKey
-	if c.p.Kind == identity.VirtualKey {
-		e.KeyID = c.p.ID
-	}
+	e.SetCaller(c.p)
 	e.Metrics.Success = c.status < 400 && c.outcome != "tool_error"
 	if c.status >= 400 {
 		e.ErrorType, e.Error = c.outcome, "refused"
@@ -159,10 +155,10 @@ func TestLogsOnSQL(t *testing.T) {
 		page := decode[usage.LogPage](t, status, body)
 		want := []usage.LogItem{
 			{RequestID: "h1", Timestamp: now.Add(-10 * time.Minute).Format(time.RFC3339Nano), ServerID: "github", Tool: "create_issue",
-				KeyID: "k1", Key: "sk-svc-k1…", UserID: "virtual_key:k1", Outcome: "ok", Success: true, Status: 200, Surface: "mcp",
+				KeyID: "k1", Key: "sk-svc-k1…", UserID: "k1", Outcome: "ok", Success: true, Status: 200, Surface: "mcp",
 				LatencyMS: 20, CostUSD: 0.01, ComplianceStatus: "clean", Violations: []string{}, ArgumentsBytes: 2, ArgumentsSHA256: "sha-h1"},
 			{RequestID: "r1", Timestamp: now.Add(-3 * time.Hour).Format(time.RFC3339Nano), ServerID: "github", Tool: "create_issue",
-				KeyID: "k1", Key: "sk-svc-k1…", UserID: "virtual_key:k1", Outcome: "ok", Success: true, Status: 200, Surface: "mcp",
+				KeyID: "k1", Key: "sk-svc-k1…", UserID: "k1", Outcome: "ok", Success: true, Status: 200, Surface: "mcp",
 				LatencyMS: 10, CostUSD: 0.01, ComplianceStatus: "clean", Violations: []string{}, ArgumentsBytes: 17, ArgumentsSHA256: "sha-r1",
 				Arguments: json.RawMessage(`{"title":"bug"}`)},
 		}
