@@ -530,7 +530,7 @@ func TestKubernetesIngresses(t *testing.T) {
 		t.Errorf("internal ingress routes %v, want %v", got, want)
 	}
 	// Each Service the ingresses name runs the component whose paths it gets.
-	for svc, component := range map[string]string{"svc-proxy": "proxy", "svc-management": "api-server", "svc-compliance": "compliance", "svc-bridge": "bridge"} {
+	for svc, component := range map[string]string{"svc-proxy": "proxy", "svc-proxy-mcp": "proxy", "svc-management": "api-server", "svc-compliance": "compliance", "svc-bridge": "bridge"} {
 		s, ok := m.services[svc]
 		if !ok {
 			continue // reported above as a missing backend
@@ -582,8 +582,10 @@ func checkMCPIngress(t *testing.T, m *manifests, publicClass string) {
 	var re *regexp.Regexp
 	for _, rule := range ing.Spec.Rules {
 		for _, p := range rule.HTTP.Paths {
-			if p.Backend.Service == nil || p.Backend.Service.Name != "svc-proxy" {
-				t.Errorf("svc-mcp %s: backend %v, want svc-proxy", p.Path, p.Backend.Service)
+			// Its own Service: ingress-nginx hashes per upstream (Service), and
+			// the public routes to svc-proxy must not become sticky.
+			if p.Backend.Service == nil || p.Backend.Service.Name != "svc-proxy-mcp" {
+				t.Errorf("svc-mcp %s: backend %v, want svc-proxy-mcp", p.Path, p.Backend.Service)
 			}
 			if strings.ContainsAny(p.Path, "[$") {
 				re = regexp.MustCompile("^" + p.Path)
