@@ -3,6 +3,7 @@ package sso
 import (
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +31,12 @@ var allHeaders = func() []string {
 	}
 	return all
 }()
+
+// TrustedHeaders is every header sign-in takes from a trusted proxy (and
+// StripHeaders removes): an authenticating proxy in front of svc must clear
+// each of them on requests from clients (deploy/nginx/svc.conf does, checked
+// by deploytest).
+func TrustedHeaders() []string { return slices.Clone(allHeaders) }
 
 // StripHeaders removes every identity header from h.
 func StripHeaders(h http.Header) {
