@@ -239,6 +239,7 @@ type scanner struct {
 	text   string
 	n      normText
 	toks   []token
+	brk    int // the first token after the text's first sentence break (math.MaxInt if none)
 	hits   []hit
 	dec    []byte   // decoded payload
 	src    []byte   // a blob copied for decoding
@@ -292,6 +293,7 @@ func (sc *scanner) scan(text string, depth int) {
 func (sc *scanner) tokenize() {
 	b := sc.n.b
 	sc.toks = sc.toks[:0]
+	sc.brk = math.MaxInt
 	lex := lexicon()
 	sent := true
 	for i := 0; i < len(b); {
@@ -312,6 +314,9 @@ func (sc *scanner) tokenize() {
 			}
 		}
 		t := token{s: int32(s), e: int32(i), sent: sent, obf: obf}
+		if sent && len(sc.toks) > 0 && sc.brk == math.MaxInt {
+			sc.brk = len(sc.toks) // t's index: both branches below append it
+		}
 		sent = false
 		if i-s <= maxTokenLookup {
 			e := lex[string(b[s:i])]
