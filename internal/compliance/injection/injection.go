@@ -22,9 +22,9 @@ type Detector struct {
 	// fitted blend of the rules and a classifier over hashed n-grams, and a
 	// text the classifier flags without a rule hit gets a finding with Rule
 	// "learned". It is off by default: on the held-back sets it raises F1
-	// (heldback9 0.848 to 0.887, heldback10 0.758 to 0.808) but its false
-	// alarms on security-adjacent text there are 4/50 against the rules'
-	// 3/50 (both over the 5 % target on these small sets).
+	// (heldback9 0.848 to 0.875, heldback10 0.758 to 0.816) but its false
+	// alarms on security-adjacent text there are 3/50, as many as the
+	// rules' (both over the 5 % target on these small sets).
 	Learned bool
 }
 
