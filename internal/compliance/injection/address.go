@@ -243,14 +243,11 @@ func (sc *scanner) orderAfter(from int, modal bool) int {
 const orderVerbs = cOrder | cImper | cOvr | cReveal | cExfilVerb | cChange
 
 // embedded reports whether the address starting at token first follows
-// other content: a line or a sentence of text before it.
+// other content: a line or a sentence of text before it. Constant time: the
+// first break is recorded while tokenizing (walking back from every address
+// made a text without breaks quadratic).
 func (sc *scanner) embedded(first int) bool {
-	for k := first; k > 0; k-- {
-		if sc.toks[k].sent {
-			return true
-		}
-	}
-	return false
+	return first >= sc.brk
 }
 
 // polite reports whether tokens [first, end) ask politely: "could you",

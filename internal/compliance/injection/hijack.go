@@ -35,12 +35,7 @@ func (sc *scanner) insteadOf(k int) {
 
 // opening reports whether token k is in the text's first sentence.
 func (sc *scanner) opening(k int) bool {
-	for j := k; j > 0; j-- {
-		if sc.toks[j].sent {
-			return false
-		}
-	}
-	return true
+	return k < sc.brk
 }
 
 // stopWords end what the model is doing: "stop summarising", "hör auf

@@ -166,7 +166,7 @@ var vocab = []struct {
 	{cEvery, langDE, "alles, was, obige, vorherige"},
 	{cEvery, langES, "todo, lo anterior, lo que, todo lo que"},
 	{cEvery, langFR, "tout, ce qui, ce que, ce qu, tout ce, tout ce qu"},
-	{cAfter, langEN, "above, before, prior, previously, earlier, so far, until now, up to now, preceding, beforehand, hitherto, before this, previous, at the start, at the beginning, initially, originally, at the top, at the top of this conversation, before my first message, before this conversation, before the conversation"},
+	{cAfter, langEN, "above, before, prior, previously, earlier, so far, until now, up to now, preceding, beforehand, hitherto, before this, previous, at the start, at the beginning, initially, originally, at the top, at the top of this conversation, before this conversation, before the conversation"},
 	{cAfter, langDE, "vorher, davor, zuvor, oben, bisher, bislang, vorangegangen, vorherige, zu beginn, am anfang, anfangs, vor, vorhin, ursprünglich"},
 	{cAfter, langES, "anterior, anteriormente, antes, arriba, hasta ahora, anteriores, previas, previos, al principio, al inicio, de antes, previamente, inicialmente"},
 	{cAfter, langFR, "précédentes, précédents, précédente, antérieures, avant, précède, précédemment, dessus, ci-dessus, plus haut, jusqu'ici, auparavant, au début, au départ, auparavant, initialement, précède"},

@@ -48,16 +48,18 @@ var typeOfTag = map[string]string{
 
 func main() {
 	out := flag.String("out", "testdata", "directory to write the sets to")
+	inj := flag.String("injection", "../injection", "package injection's directory (its generalise*.jsonl sets and tests are tuned on)")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *inj); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-// run writes every file of the sets into dir.
-func run(dir string) error {
-	files, err := build()
+// run writes every file of the sets into dir; injDir is package
+// injection's directory.
+func run(dir, injDir string) error {
+	files, err := build(injDir)
 	if err != nil {
 		return err
 	}
@@ -69,11 +71,17 @@ func run(dir string) error {
 	return nil
 }
 
-// build renders every file, by name.
-func build() (map[string][]byte, error) {
+// build renders every file, by name. injDir is package injection's
+// directory: what it tunes on (tunedOn) keeps public rows out of the
+// held-out split.
+func build(injDir string) (map[string][]byte, error) {
+	tuned, err := tunedOn(injDir)
+	if err != nil {
+		return nil, err
+	}
 	presTune, presHeld := presidioTemplates()
 	files := map[string][]byte{}
-	var tuneInj, heldOutInj []injRow
+	var heldOutInj []injRow
 	for _, sp := range []struct {
 		name      string
 		seed      uint64
@@ -94,11 +102,17 @@ func build() (map[string][]byte, error) {
 			inj = append(inj, carrierRows(rand.New(rand.NewPCG(sp.seed, 4)))...)
 		}
 		if sp.heldOut {
-			heldOutInj = inj
+			heldOutInj = append(inj, coreRows(heldOutEncodedCores)...)
 		} else {
-			tuneInj = inj
+			tuned = append(tuned, inj...)
+			tuned = append(tuned, coreRows(tuneEncodedCores)...)
+			for _, r := range pii {
+				tuned = append(tuned, injRow{Text: r.Text, Source: r.Source})
+			}
+			for _, r := range neg {
+				tuned = append(tuned, injRow{Text: r.Text, Source: r.Source})
+			}
 		}
-		var err error
 		if files["pii_"+sp.name+".jsonl"], err = jsonl(pii); err != nil {
 			return nil, err
 		}
@@ -109,7 +123,7 @@ func build() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	pubTune, pubHeld, _, err := publicSplit(tuneInj, heldOutInj)
+	pubTune, pubHeld, _, err := publicSplit(tuned, heldOutInj)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // generator writes, byte for byte (run `go generate` in
 // internal/compliance/quality after changing it).
 func TestCommittedSetsAreGenerated(t *testing.T) {
-	files, err := build()
+	files, err := build(injDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,22 +26,25 @@ const publicSetName = "injection_public"
 // compared to keep splits apart, and of the prefix that keys a row.
 const publicShingle = 8
 
-// publicSplit deals the public prompts. A row whose text shares a shingle
-// with a row of heldOut (the generated held-out injection split) is dropped,
+// publicSplit deals the public prompts. tuned is every text the detector
+// is tuned or trained on (the generated tune split and tunedOn's texts);
+// heldOut is the generated held-out injection split. Two texts are near
+// when they share a run (a shingle of publicShingle words, or a run of
+// contentRun content words: runs). A row near a row of heldOut is dropped,
 // so that neither public split tunes on nor duplicates it. The other rows
-// are grouped: two rows sharing any shingle (variants of one prompt, such
-// as a prompt stealer and its translated copy, or two DAN versions) are in
-// one group, transitively (union-find). A group that shares a shingle with
-// tune (the generated tune split) goes to the tune split; any other group
-// goes to the held-out split when, for every member, the first byte of the
-// SHA-256 of its key (the row's first publicShingle words, lower case,
-// letters and digits) is odd, and to the tune split otherwise. No held-out
-// row so shares a shingle with a tune row of either set, and a row that
-// would be tuned on alone (an even key: the rule before grouping) is never
-// moved to the held-out split by a variant joining it.
-func publicSplit(tune0, heldOut []injRow) (tune, held []injRow, dropped int, err error) {
-	seenHeld := shingleSet(heldOut)
-	seenTune := shingleSet(tune0)
+// are grouped: two near rows (variants of one prompt, such as a prompt
+// stealer and its translated copy, or two DAN versions) are in one group,
+// transitively (union-find). A group with a member near a tuned text goes
+// to the tune split; any other group goes to the held-out split when, for
+// every member, the first byte of the SHA-256 of its key (the row's first
+// publicShingle words, lower case, letters and digits) is odd, and to the
+// tune split otherwise. No held-out row so shares a run with a tuned text
+// or a tune row of either set, and a row that would be tuned on alone (an
+// even key: the rule before grouping) is never moved to the held-out split
+// by a variant joining it.
+func publicSplit(tuned, heldOut []injRow) (tune, held []injRow, dropped int, err error) {
+	seenHeld := runSet(heldOut)
+	seenTune := runSet(tuned)
 	var rows []injRow
 	for n, line := range strings.Split(strings.TrimSpace(publicPromptsTxt), "\n") {
 		var r injRow
@@ -54,7 +57,7 @@ func publicSplit(tune0, heldOut []injRow) (tune, held []injRow, dropped int, err
 		}
 		rows = append(rows, r)
 	}
-	groups := shingleGroups(rows)
+	groups := runGroups(rows)
 	toTune := map[int]bool{} // group root → dealt to the tune split
 	for i, r := range rows {
 		g := groups.find(i)
@@ -79,12 +82,12 @@ func rowKey(text string) string {
 	return strings.Join(words[:min(publicShingle, len(words))], " ")
 }
 
-// shingleGroups unites the rows that share a shingle.
-func shingleGroups(rows []injRow) unionFind {
+// runGroups unites the rows that share a run.
+func runGroups(rows []injRow) unionFind {
 	u := newUnionFind(len(rows))
 	first := map[string]int{}
 	for i, r := range rows {
-		for _, s := range shingles(r.Text) {
+		for _, s := range runs(r.Text) {
 			if j, ok := first[s]; ok {
 				u.union(i, j)
 			} else {
@@ -120,25 +123,30 @@ func (u unionFind) union(i, j int) {
 	}
 }
 
-// shingleSet is the set of the shingles of rows' texts.
-func shingleSet(rows []injRow) map[string]bool {
+// runSet is the set of the runs of rows' texts.
+func runSet(rows []injRow) map[string]bool {
 	seen := map[string]bool{}
 	for _, r := range rows {
-		for _, s := range shingles(r.Text) {
+		for _, s := range runs(r.Text) {
 			seen[s] = true
 		}
 	}
 	return seen
 }
 
+// overlaps reports whether text has a run in seen.
 func overlaps(text string, seen map[string]bool) bool {
-	for _, s := range shingles(text) {
+	for _, s := range runs(text) {
 		if seen[s] {
 			return true
 		}
 	}
 	return false
 }
+
+// runs are the shingles and the content runs of text (a shingle has
+// publicShingle words, a content run contentRun: the two never collide).
+func runs(text string) []string { return append(shingles(text), contentRuns(text)...) }
 
 // shingles are the runs of publicShingle words of text (normWords).
 func shingles(text string) []string {
