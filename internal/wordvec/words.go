@@ -43,6 +43,11 @@ func eachWord(text string, buf []byte, fn func([]byte)) {
 	flush()
 }
 
+func isStopWord(w string) bool {
+	_, ok := stopWords[w]
+	return ok
+}
+
 // stopWords are English function words: they carry little meaning and
 // their vectors pull every sentence toward one another.
 var stopWords = func() map[string]struct{} {

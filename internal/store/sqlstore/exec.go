@@ -39,10 +39,11 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{tx: tx, d: d}, nil
 }
 
-// Stmt is a statement prepared once (DB.Prepare) and run many times, in
-// transactions (Tx.ExecStmt) or not: the database parses it once per
-// connection of the pool instead of at every run. Safe for concurrent use;
-// close it when done (DB.Close also releases it).
+// Stmt is a statement prepared once (DB.Prepare) and run many times in
+// transactions (Tx.ExecStmt): the database parses it once per connection of
+// the pool instead of at every run. Safe for concurrent use. A store that
+// prepares its statements keeps them as long as its DB (DB.Close releases
+// them); Close releases one earlier.
 type Stmt struct {
 	s *sql.Stmt
 }
@@ -54,11 +55,6 @@ func (d *DB) Prepare(ctx context.Context, query string) (*Stmt, error) {
 		return nil, err
 	}
 	return &Stmt{s: s}, nil
-}
-
-// Exec runs the prepared statement outside a transaction.
-func (s *Stmt) Exec(ctx context.Context, args ...any) (sql.Result, error) {
-	return s.s.ExecContext(ctx, args...)
 }
 
 // Close releases the statement on every connection it was prepared on.

@@ -23,7 +23,7 @@ func TestPrepare(t *testing.T) {
 			}
 			defer st.Close()
 			now := sqlstore.Micros(time.Now())
-			if _, err := st.Exec(ctx, "p-0", []byte("s"), "m0", now); err != nil {
+			if _, err := db.Exec(ctx, `INSERT INTO provider_keys (provider, sealed, masked, updated_at) VALUES (?, ?, ?, ?)`, "p-0", []byte("s"), "m0", now); err != nil {
 				t.Fatalf("Exec: %v", err)
 			}
 			for i, commit := range []bool{true, false, true, true} {
