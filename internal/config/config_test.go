@@ -342,3 +342,27 @@ func TestHeartbeatInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestSSOSettings: the sso.* file settings read like every other setting
+// (the parser's boolean, list and prefixes), and bad ones are named.
+func TestSSOSettings(t *testing.T) {
+	kt := filepath.Join(t.TempDir(), "svc.keytab")
+	c, err := FromSource(Map{"sso.kerberos.enabled": "on", "sso.kerberos.service_principal": "HTTP/svc@CORP",
+		"sso.kerberos.keytab_path": kt, "sso.kerberos.admin_groups": "IT-Admins, ops",
+		"sso.trusted_proxy_cidrs": "10.0.0.0/8, 192.168.1.7"}, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.SSO
+	if !s.KerberosEnabled || s.KerberosKeytabPath != kt || len(s.KerberosAdminGroups) != 2 || s.KerberosAdminGroups[1] != "ops" ||
+		len(s.TrustedProxyCIDRs) != 2 || s.TrustedProxyCIDRs[1].Bits() != 32 {
+		t.Errorf("settings %+v", s)
+	}
+	if c, _ := FromSource(Map{}, built); c.SSO.KerberosAdminGroups != nil || c.SSO.KerberosEnabled {
+		t.Errorf("unset: %+v, want Kerberos off and no admin groups of its own", c.SSO)
+	}
+	_, err = FromSource(Map{"sso.kerberos.enabled": "maybe", "sso.trusted_proxy_cidrs": "10.0.0.0/33"}, built)
+	if err == nil || !strings.Contains(err.Error(), "sso.kerberos.enabled") || !strings.Contains(err.Error(), "sso.trusted_proxy_cidrs") {
+		t.Errorf("bad sso settings: %v, want both named", err)
+	}
+}

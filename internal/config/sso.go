@@ -1,11 +1,10 @@
 package config
 
 import (
-	"github.com/svc-gateway/svc/internal/egress"
-
 	"net/netip"
-	"strings"
 	"time"
+
+	"github.com/svc-gateway/svc/internal/egress"
 )
 
 // SSOSettings are sign-in's server-side settings. The sso.* ones are the
@@ -48,12 +47,6 @@ type UserLimits struct {
 	BudgetPeriod string
 }
 
-// dotted reads a file setting; false when unset or empty.
-func (p *parser) dotted(name string) (string, bool) {
-	v, ok := p.lookup(name)
-	return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
-}
-
 func (p *parser) sso() SSOSettings {
 	s := SSOSettings{
 		OIDCClientSecret: p.str("OIDC_CLIENT_SECRET", ""),
@@ -71,31 +64,15 @@ func (p *parser) sso() SSOSettings {
 	if s.JWTTTL > 24*time.Hour {
 		p.bad("SVC_JWT_TTL", "at most 24h: a sign-in token is short-lived")
 	}
-	if v, ok := p.dotted("sso.kerberos.enabled"); ok {
-		switch strings.ToLower(v) {
-		case "true", "1", "yes":
-			s.KerberosEnabled = true
-		case "false", "0", "no":
-		default:
-			p.bad("sso.kerberos.enabled", "must be true or false")
-		}
-	}
-	s.KerberosServicePrincipal, _ = p.dotted("sso.kerberos.service_principal")
-	s.KerberosKeytabPath, _ = p.dotted("sso.kerberos.keytab_path")
+	s.KerberosEnabled = p.boolean("sso.kerberos.enabled", false)
+	s.KerberosServicePrincipal = p.str("sso.kerberos.service_principal", "")
+	s.KerberosKeytabPath = p.str("sso.kerberos.keytab_path", "")
 	s.KerberosDecodePAC = p.boolean("sso.kerberos.decode_pac", false)
-	if v, ok := p.dotted("sso.kerberos.admin_groups"); ok {
-		for g := range strings.SplitSeq(v, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				s.KerberosAdminGroups = append(s.KerberosAdminGroups, g)
-			}
-		}
-	}
+	s.KerberosAdminGroups = p.list("sso.kerberos.admin_groups") // nil: the configuration's admin_groups
 	if s.KerberosEnabled && (s.KerberosServicePrincipal == "" || s.KerberosKeytabPath == "") {
 		p.bad("sso.kerberos.enabled", "needs sso.kerberos.service_principal and sso.kerberos.keytab_path")
 	}
-	if v, ok := p.dotted("sso.trusted_proxy_cidrs"); ok {
-		s.TrustedProxyCIDRs = p.prefixesOf("sso.trusted_proxy_cidrs", strings.Split(v, ","))
-	}
+	s.TrustedProxyCIDRs = p.prefixes("sso.trusted_proxy_cidrs")
 	if s.OIDCRedirectURI != "" && egress.CheckSecureURL(s.OIDCRedirectURI) != nil {
 		p.bad("OIDC_REDIRECT_URI", "must be an absolute https URL (http only to a loopback address)")
 	}
