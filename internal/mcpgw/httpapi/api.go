@@ -59,6 +59,10 @@ type API struct {
 	mu    sync.RWMutex
 	views map[viewKey]*view // live per-caller servers, for list_changed
 
+	// live maps the id of each session that finished its handshake to its
+	// view, until the SDK closes it: the fast path's sessions.
+	live sync.Map
+
 	// life bounds the refreshes no request waits for; Close ends it.
 	life context.Context
 	stop context.CancelFunc
@@ -87,12 +91,12 @@ func New(d Deps) *API {
 
 // Register adds the routes to the proxy's mux.
 func (a *API) Register(mux *http.ServeMux) {
-	mcpH := a.authenticate(a.streaming)
+	mcpH := a.authenticate(a.streaming, true)
 	mux.Handle("/{server_id}/mcp", mcpH)
 	mux.Handle("/{server_id}/mcp/{$}", mcpH)
 	mux.Handle("/mcp", mcpH)
 	mux.Handle("/mcp/{$}", mcpH)
-	mux.Handle("POST /mcp/v1/{server_id}/tools/call", a.authenticate(http.HandlerFunc(a.serveV1)))
+	mux.Handle("POST /mcp/v1/{server_id}/tools/call", a.authenticate(http.HandlerFunc(a.serveV1), false))
 }
 
 // ToolsChanged refreshes the tool lists of the live sessions of a server

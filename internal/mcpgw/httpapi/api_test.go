@@ -198,6 +198,8 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		switch c.Token() {
 		case "sk-good":
 			return &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}, nil
+		case "sk-other":
+			return &identity.Principal{Kind: identity.VirtualKey, ID: "k2"}, nil
 		case "sk-broke":
 			return &identity.Principal{Kind: identity.VirtualKey, ID: "broke"}, nil
 		}

@@ -30,8 +30,9 @@ const (
 // refuses a server the caller's network may not reach, admits a tools/call
 // under the caller's limits, and passes the principal (and the admission)
 // to the SDK as its TokenInfo, so the SDK also binds each session to its
-// caller.
-func (a *API) authenticate(next http.Handler) http.Handler {
+// caller. With fast, a tools/call on a live session of the caller's is
+// answered below the SDK (fastcall.go).
+func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 	bind := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		info, _ := r.Context().Value(tokenInfoKey{}).(*sdkauth.TokenInfo)
 		if info == nil {
@@ -63,16 +64,33 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			}
 			info.Extra[extraServer] = s
 		}
+		req, err := a.readCall(r)
+		if err != nil {
+			writeHTTPError(w, nil, err)
+			return
+		}
 		var pre *preAdmission
-		if r.Method == http.MethodPost && s != nil {
-			id, adm, err := a.preAdmit(ctx, r, s)
+		if req != nil && req.Method == "tools/call" && s != nil {
+			adm, err := a.d.Gateway.Admit(ctx, p, s)
 			if err != nil {
-				writeHTTPError(w, id, err)
+				writeHTTPError(w, req.ID, err)
 				return
 			}
 			if adm != nil {
 				pre = &preAdmission{Admission: adm}
 				info.Extra[extraAdmission] = pre
+			}
+		}
+		if fast {
+			v, elsewhere := a.liveView(r, st)
+			if elsewhere {
+				pre.settle(ctx)
+				writeHTTPError(w, nil, apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint"))
+				return
+			}
+			if params, ok := fastCall(req); ok && v != nil {
+				a.serveFast(w, r.WithContext(ctx), v, st, req, params, pre.claim())
+				return
 			}
 		}
 		// The SDK's bearer check needs a header; the caller may have used
@@ -83,9 +101,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		bind.ServeHTTP(w, r.WithContext(context.WithValue(ctx, tokenInfoKey{}, info)))
 		// The SDK answered without running the call (an unknown session,
 		// another caller's session, bad params): nothing was spent.
-		if pre != nil && pre.claimed.CompareAndSwap(false, true) {
-			pre.Settle(context.WithoutCancel(ctx), 0)
-		}
+		pre.settle(ctx)
 	})
 }
 
@@ -135,12 +151,20 @@ type preAdmission struct {
 	claimed atomic.Bool
 }
 
-// claim gives the admission to the first taker, nil to any other.
+// claim gives the admission to the first taker, nil to any other (and
+// when there is none).
 func (p *preAdmission) claim() mcpgw.Admission {
-	if p.claimed.CompareAndSwap(false, true) {
+	if p != nil && p.claimed.CompareAndSwap(false, true) {
 		return p.Admission
 	}
 	return nil
+}
+
+// settle settles the admission with nothing spent unless a call took it.
+func (p *preAdmission) settle(ctx context.Context) {
+	if adm := p.claim(); adm != nil {
+		adm.Settle(context.WithoutCancel(ctx), 0)
+	}
 }
 
 // claimAdmission takes the pre-admission authenticate made for info's
@@ -155,25 +179,26 @@ func claimAdmission(info *sdkauth.TokenInfo) mcpgw.Admission {
 	return nil
 }
 
-// preAdmit reads the body (bounded) and, when it is one tools/call, admits
-// it under the caller's limits; the body is put back for the next handler.
-func (a *API) preAdmit(ctx context.Context, r *http.Request, s *mcpgw.Server) (json.RawMessage, mcpgw.Admission, error) {
+// readCall reads a POST's body (bounded) and decodes it as one JSON-RPC
+// message; the body is put back for the next handler. Nil (and no error)
+// for another method, a batch or a body that is not JSON: the SDK answers
+// those.
+func (a *API) readCall(r *http.Request) (*rpcRequest, error) {
+	if r.Method != http.MethodPost {
+		return nil, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, a.d.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, nil, apierr.Newf(apierr.TooLarge, "request_too_large", "the request is over %d bytes", a.d.MaxBodyBytes)
+			return nil, apierr.Newf(apierr.TooLarge, "request_too_large", "the request is over %d bytes", a.d.MaxBodyBytes)
 		}
-		return nil, nil, apierr.Wrap(apierr.InvalidRequest, "unreadable_body", "the request body could not be read", err)
+		return nil, apierr.Wrap(apierr.InvalidRequest, "unreadable_body", "the request body could not be read", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+	var req rpcRequest
+	if json.Unmarshal(body, &req) != nil {
+		return nil, nil
 	}
-	if json.Unmarshal(body, &head) != nil || head.Method != "tools/call" {
-		return nil, nil, nil // not one tools/call: the SDK answers it
-	}
-	adm, err := a.d.Gateway.Admit(ctx, identity.From(ctx), s)
-	return head.ID, adm, err
+	return &req, nil
 }

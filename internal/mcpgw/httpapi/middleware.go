@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,8 +38,8 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// call runs one tools/call through the gateway, with the principal and the
-// admission the HTTP request carried.
+// call runs one tools/call the SDK decoded through the gateway, with the
+// principal, admission and network the HTTP request carried.
 func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p, adm, trusted := v.principal, mcpgw.Admission(nil), false
 	if extra := r.GetExtra(); extra != nil && extra.TokenInfo != nil {
@@ -48,15 +49,23 @@ func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolR
 		adm = claimAdmission(extra.TokenInfo)
 		trusted, _ = extra.TokenInfo.Extra[extraTrusted].(bool)
 	}
+	return v.callTool(ctx, p, adm, trusted, r.Params.Name, r.Params.Arguments)
+}
+
+// callTool runs one tools/call of a tool by the name the view shows it
+// under, for principal p with the request's admission (settled when the
+// call is refused before the gateway) and network; both the SDK's path and
+// the fast path use it. Errors are JSON-RPC errors.
+func (v *view) callTool(ctx context.Context, p *identity.Principal, adm mcpgw.Admission, trusted bool, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	refuse := func(err error) (*mcp.CallToolResult, error) {
 		if adm != nil {
 			adm.Settle(ctx, 0)
 		}
 		return nil, rpcError(err)
 	}
-	t, ok := v.lookup(r.Params.Name)
+	t, ok := v.lookup(name)
 	if !ok {
-		return refuse(apierr.Newf(apierr.NotFound, "unknown_tool", "no tool %q (aggregate tools are named <server_id>__<tool>)", r.Params.Name))
+		return refuse(apierr.Newf(apierr.NotFound, "unknown_tool", "no tool %q (aggregate tools are named <server_id>__<tool>)", name))
 	}
 	surface := "mcp"
 	if v.key.server == "" {
@@ -68,7 +77,7 @@ func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolR
 		}
 	}
 	res, err := v.api.d.Gateway.Call(ctx, mcpgw.Call{
-		Principal: p, ServerID: t.server, Tool: t.tool, Arguments: r.Params.Arguments,
+		Principal: p, ServerID: t.server, Tool: t.tool, Arguments: args,
 		Surface: surface, Admission: adm,
 	})
 	if err != nil {

@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/mcpgw"
+)
+
+// The fast path: a `tools/call` on a session that finished its handshake
+// is answered here, below the SDK's server. The SDK's streamable transport
+// decodes every message twice and allocates a 32 KiB buffer per message;
+// a tools/call needs none of its session machinery (svc relays no
+// progress or server-to-client request of a call), so the one JSON-RPC
+// request is decoded once, run through the same view and gateway call as
+// the SDK's path, and answered as application/json (the transport lets a
+// server answer a POST with JSON or an SSE stream; every client reads
+// both). Everything else — initialize, notifications, tools/list, batches,
+// resources, prompts, a request the SDK would refuse (a wrong content type
+// or Accept, params that do not decode) — goes to the SDK as before, and
+// so does a call on a session the SDK does not hold for this caller.
+
+// rpcRequest is one JSON-RPC message as the fast path reads it.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// callParams are a tools/call's params; _meta (a progress token) is not
+// read: svc relays no progress of a call.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// track makes ss eligible for the fast path once it has finished its
+// handshake (notifications/initialized), until the SDK closes it.
+func (a *API) track(v *view, ss *mcp.ServerSession) {
+	id := ss.ID()
+	if id == "" {
+		return
+	}
+	if _, dup := a.live.LoadOrStore(id, v); dup {
+		return
+	}
+	go func() {
+		_ = ss.Wait()
+		a.live.CompareAndDelete(id, v)
+	}()
+}
+
+// liveView is the view of the live session r names, when the caller opened
+// it and the SDK would take r; nil otherwise (the SDK answers). elsewhere:
+// the session was opened on another endpoint (the SDK's handler holds the
+// sessions of every endpoint, and would run the call on that endpoint's
+// server after this one's checks): it is not found here.
+func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bool) {
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		return nil, false
+	}
+	x, ok := a.live.Load(id)
+	if !ok {
+		return nil, false
+	}
+	v = x.(*view)
+	if v.key.server != r.PathValue("server_id") {
+		return nil, true
+	}
+	if v.key.caller != st.caller || r.Method != http.MethodPost || !acceptsBoth(r) || !isJSON(r.Header.Get("Content-Type")) {
+		return nil, false // another caller's session (the SDK refuses it), or a request the SDK refuses
+	}
+	return v, false
+}
+
+// fastCall decodes req as a tools/call the fast path can run: a request
+// (an id), JSON-RPC 2.0, params with a tool name. Anything else is the
+// SDK's to answer (and to refuse with its own error).
+func fastCall(req *rpcRequest) (*callParams, bool) {
+	if req == nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || len(req.ID) == 0 || string(req.ID) == "null" {
+		return nil, false
+	}
+	var p callParams
+	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
+		return nil, false
+	}
+	if len(p.Arguments) > 0 && p.Arguments[0] != '{' && string(p.Arguments) != "null" {
+		return nil, false // the SDK refuses arguments that are not an object
+	}
+	return &p, true
+}
+
+// serveFast runs the call and answers it as one JSON-RPC response: the
+// result, or the error the SDK's path would have sent, with status 200
+// (refusals with their own status were answered before: authentication,
+// budget, rate limits).
+func (a *API) serveFast(w http.ResponseWriter, r *http.Request, v *view, st *requestState, req *rpcRequest, p *callParams, adm mcpgw.Admission) {
+	res, err := v.callTool(r.Context(), st.principal, adm, st.isTrusted, p.Name, p.Arguments)
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(struct {
+			JSONRPC string              `json:"jsonrpc"`
+			ID      json.RawMessage     `json:"id"`
+			Result  *mcp.CallToolResult `json:"result"`
+		}{"2.0", req.ID, res})
+	}
+	if err != nil {
+		e, ok := err.(*jsonrpc.Error)
+		if !ok {
+			e = rpcError(err)
+		}
+		body, _ = json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *jsonrpc.Error  `json:"error"`
+		}{"2.0", req.ID, e})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// isJSON reports whether a Content-Type is application/json.
+func isJSON(ct string) bool {
+	t, _, err := mime.ParseMediaType(ct)
+	return err == nil && t == "application/json"
+}
+
+// acceptsBoth reports whether the Accept headers take both JSON and an
+// event stream, as the transport requires of a POST (the SDK refuses it
+// otherwise).
+func acceptsBoth(r *http.Request) bool {
+	var jsonOK, sseOK bool
+	for _, h := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(h, ",") {
+			t, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			case "*/*":
+				jsonOK, sseOK = true, true
+			}
+		}
+	}
+	return jsonOK && sseOK
+}
