@@ -86,6 +86,7 @@ type conn struct {
 	session *mcp.ClientSession
 	err     error
 	auth    *authorizer // what the session sends the server (nil: nothing)
+	direct  *direct     // streamable HTTP: tools/call posted by svc (direct.go)
 
 	mu      sync.Mutex
 	tools   []*mcp.Tool
@@ -145,7 +146,10 @@ func (p *Pool) CallTool(ctx context.Context, s *mcpgw.Server, params *mcp.CallTo
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.session.CallTool(ctx, params)
+	r, err := p.callDirect(ctx, s.ID, c, params)
+	if errors.Is(err, errNotDirect) {
+		r, err = c.session.CallTool(ctx, params)
+	}
 	if err != nil {
 		if ctx.Err() == nil && isConnectionError(err) {
 			p.drop(s.ID, c)
@@ -188,6 +192,14 @@ func (p *Pool) Forget(id string) {
 	p.mu.Unlock()
 	if c != nil {
 		go c.close()
+	}
+}
+
+// toolsChanged handles a server's notice that its tools changed.
+func (p *Pool) toolsChanged(id string) {
+	p.ToolsChanged(id)
+	if p.opts.OnToolsChanged != nil {
+		go p.opts.OnToolsChanged(id)
 	}
 }
 
@@ -274,13 +286,11 @@ func (p *Pool) open(s *mcpgw.Server, c *conn) {
 	id := s.ID
 	client := mcp.NewClient(&mcp.Implementation{Name: "svc", Version: p.opts.Version}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			p.ToolsChanged(id)
-			if p.opts.OnToolsChanged != nil {
-				go p.opts.OnToolsChanged(id)
-			}
-		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { p.toolsChanged(id) },
 	})
+	if st, ok := t.(*mcp.StreamableClientTransport); ok {
+		c.direct = &direct{client: st.HTTPClient, endpoint: st.Endpoint}
+	}
 	c.session, c.err = client.Connect(ctx, t, nil)
 	if c.err != nil {
 		c.err = scrubError(a, fmt.Errorf("connecting to MCP server %q: %w", s.ID, c.err))

@@ -1,0 +1,221 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The direct path: a tools/call to a streamable-HTTP server is posted on the
+// SDK session's HTTP connection by svc itself — the session's id and
+// negotiated protocol version in the headers, the registration's
+// credential set by the same round tripper — and its answer (JSON, or an
+// event stream) read here. The SDK's client decodes each message with a
+// 32 KiB buffer and runs its middleware chain; a tools/call needs none of
+// it. The session itself (initialize, the standalone stream that carries
+// list_changed, reopening) stays the SDK's, and so does every call the
+// direct path cannot take: another transport, a protocol version from
+// 2026-07-28 on (its requests carry more headers and _meta), or a server
+// that refuses the request before running anything (400, 404 — the
+// session expired —, 405, 406, 415): that call is made again through the
+// SDK, which is safe because the server ran nothing.
+
+// direct is what a conn needs to post calls itself.
+type direct struct {
+	client   *http.Client
+	endpoint string
+	next     atomic.Uint64 // request ids: "svc-<n>", apart from the SDK's numbers
+}
+
+// errNotDirect says the direct path did not send the call (or the server
+// refused it before running it): the SDK's client makes it.
+var errNotDirect = errors.New("upstream: not sent directly")
+
+// rpcMessage is one JSON-RPC message of a server's answer.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// callDirect posts one tools/call; errNotDirect when it cannot.
+func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	d := c.direct
+	if d == nil {
+		return nil, errNotDirect
+	}
+	init := c.session.InitializeResult()
+	if init == nil || init.ProtocolVersion >= "2026-07-28" {
+		return nil, errNotDirect
+	}
+	id := "svc-" + strconv.FormatUint(d.next.Add(1), 10)
+	args := params.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	body, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", id, "tools/call", struct {
+		Name      string `json:"name"`
+		Arguments any    `json:"arguments"`
+	}{params.Name, args}})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := d.post(ctx, c, body)
+	if err != nil {
+		p.cancelled(ctx, c, id)
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		return nil, errNotDirect
+	default:
+		return nil, fmt.Errorf("the MCP server answered HTTP %d", resp.StatusCode)
+	}
+	msg, err := p.readAnswer(ctx, serverID, c, resp, id)
+	if err != nil {
+		p.cancelled(ctx, c, id)
+		return nil, err
+	}
+	if msg.Error != nil {
+		return nil, msg.Error
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(msg.Result, &r); err != nil {
+		return nil, fmt.Errorf("decoding the tool's result: %w", err)
+	}
+	return &r, nil
+}
+
+// post sends one message on the session's connection.
+func (d *direct) post(ctx context.Context, c *conn, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", c.session.InitializeResult().ProtocolVersion)
+	if sid := c.session.ID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	return d.client.Do(req)
+}
+
+// readAnswer reads the response to request id from a JSON body or an event
+// stream. On the stream, a notice that the server's tools changed is
+// handled as the session's own; a request of the server's (svc offers the
+// server no capability: sampling, roots, elicitation) is refused, so the
+// server does not wait for it.
+func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (*rpcMessage, error) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		var m rpcMessage
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			return nil, fmt.Errorf("decoding the server's answer: %w", err)
+		}
+		if !sameID(m.ID, id) {
+			return nil, errors.New("the server answered another request")
+		}
+		return &m, nil
+	}
+	if ct != "text/event-stream" {
+		return nil, fmt.Errorf("the MCP server answered with content type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 4096), int(p.opts.MaxResultBytes)+64<<10)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) > 0 {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+				data = append(data, '\n')
+			}
+			continue
+		}
+		if len(data) == 0 {
+			continue // an event without data (a priming event)
+		}
+		var m rpcMessage
+		err := json.Unmarshal(data, &m)
+		data = data[:0]
+		if err != nil {
+			return nil, fmt.Errorf("decoding the server's event: %w", err)
+		}
+		switch {
+		case m.Method == "" && sameID(m.ID, id):
+			return &m, nil
+		case m.Method == "notifications/tools/list_changed":
+			p.toolsChanged(serverID)
+		case m.Method != "" && len(m.ID) > 0:
+			go p.refuse(c, m)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("the server's stream ended before its answer")
+}
+
+// refuse answers a server's request that svc does not serve.
+func (p *Pool) refuse(c *conn, m rpcMessage) {
+	ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
+	defer cancel()
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "svc does not serve " + m.Method}})
+	if resp, err := c.direct.post(ctx, c, body); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// cancelled tells the server, as the SDK's client does, that svc gave up
+// on request id (the caller went away or the call timed out), so that it
+// stops the tool: closing the HTTP request does not.
+func (p *Pool) cancelled(ctx context.Context, c *conn, id string) {
+	if ctx.Err() == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
+		defer cancel()
+		body, _ := json.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			Method  string `json:"method"`
+			Params  any    `json:"params"`
+		}{"2.0", "notifications/cancelled", map[string]string{"requestId": id, "reason": "the caller gave up"}})
+		if resp, err := c.direct.post(ctx, c, body); err == nil {
+			resp.Body.Close()
+		}
+	}()
+}
+
+// refuseTimeout bounds the answer to a server's request.
+const refuseTimeout = 10 * time.Second
+
+// sameID compares a JSON id with the string id svc sent.
+func sameID(raw json.RawMessage, id string) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == id
+}
