@@ -285,7 +285,7 @@ func (p *Pool) open(s *mcpgw.Server, c *conn) {
 	c.auth = a
 	id := s.ID
 	client := mcp.NewClient(&mcp.Implementation{Name: "svc", Version: p.opts.Version}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities:           &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { p.toolsChanged(id) },
 	})
 	if st, ok := t.(*mcp.StreamableClientTransport); ok {
