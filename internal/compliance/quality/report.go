@@ -373,13 +373,15 @@ func (r InjectionReport) Format() string {
 		r.Threshold, r.Precision, r.Recall, r.F1, auc(r.AUC), r.TP, r.FP, r.FN, r.TN)
 	fmt.Fprintf(&b, "  false positives: %.1f%% of benign, %.1f%% of %d benign security-adjacent\n", 100*r.FPRate, 100*r.SecurityAdjacentFPRate, r.SecurityAdjacent)
 	kinds := make([]string, 0, len(r.PerKind))
+	width := 34
 	for k := range r.PerKind {
 		kinds = append(kinds, k)
+		width = max(width, len(k))
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
 		c := r.PerKind[k]
-		fmt.Fprintf(&b, "  %-34s %3d of %3d flagged\n", k, c.Flagged, c.Rows)
+		fmt.Fprintf(&b, "  %-*s %3d of %3d flagged\n", width, k, c.Flagged, c.Rows)
 	}
 	langs := make([]string, 0, len(r.PerLang))
 	for l := range r.PerLang {
