@@ -12,7 +12,8 @@ import (
 
 // knownShort are the held-out targets the detectors do not meet yet, with
 // the figure measured when this was written: a floor the figure may not
-// fall under. A target met since is caught too (the entry must go), so the
+// fall under (a ceiling it may not rise over, for the rates of
+// lowerIsBetter). A target met since is caught too (the entry must go), so the
 // list stays true. See docs/benchmarks.md, "Compliance quality".
 var knownShort = map[string]float64{
 	// The public set (quality/testdata/injection_public_heldout.jsonl),
@@ -24,6 +25,20 @@ var knownShort = map[string]float64{
 	// jailbreaks and more XSTest prompts joined it, 0.7755 on the leak-free
 	// split of the first 193 rows, 0.777 on their first split.
 	"public-injection F1": 0.724,
+	// The fresh set (quality/testdata/injection_fresh_heldout.jsonl:
+	// CyberSecEval's prompt injections and false-refusal prompts, 379
+	// attacks and 496 benign rows, chosen by a rule fixed before any
+	// detector ran on them), measured once when it was added, the detector
+	// as of main 5efec3c: precision 0.965, recall 0.219 (83 of 379), F1
+	// 0.3570, ROC-AUC 0.430; 0.8% of its 400 security-adjacent rows
+	// flagged (met). Its rows and its figures by kind are never tuned on.
+	"fresh-injection F1": 0.356,
+}
+
+// lowerIsBetter are the figures of knownShort that are rates to keep low:
+// their entry is a ceiling the figure may not rise over.
+var lowerIsBetter = map[string]bool{
+	"fresh-injection security-adjacent-FP": true,
 }
 
 // TestQualityHeldOut is the compliance quality command:
@@ -46,20 +61,29 @@ func TestQualityHeldOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + report.String())
+	if s.Fresh.Rows == 0 {
+		t.Fatal("the fresh held-out set was not measured")
+	}
 	figures := map[string]float64{
-		"CREDIT_CARD recall":  s.Spans.PerType[detect.CreditCard].Recall(),
-		"injection F1":        s.Injection.F1,
-		"public-injection F1": s.Public.F1,
+		"CREDIT_CARD recall":                   s.Spans.PerType[detect.CreditCard].Recall(),
+		"injection F1":                         s.Injection.F1,
+		"public-injection F1":                  s.Public.F1,
+		"fresh-injection F1":                   s.Fresh.F1,
+		"fresh-injection security-adjacent-FP": s.Fresh.SecurityAdjacentFPRate,
 	}
 	for _, u := range s.Unmet() {
 		name := unmetName(u)
-		floor, known := knownShort[name]
+		bound, known := knownShort[name]
 		if !known {
 			t.Errorf("target not met: %s", u)
 			continue
 		}
-		if got := figures[name]; got < floor-1e-9 {
-			t.Errorf("%s fell to %.3f, under the %.3f measured before: %s", name, got, floor, u)
+		got := figures[name]
+		switch {
+		case lowerIsBetter[name] && got > bound+1e-9:
+			t.Errorf("%s rose to %.3f, over the %.3f measured before: %s", name, got, bound, u)
+		case !lowerIsBetter[name] && got < bound-1e-9:
+			t.Errorf("%s fell to %.3f, under the %.3f measured before: %s", name, got, bound, u)
 		}
 	}
 	// Texts that carry personal data or secrets but no instruction (support

@@ -357,3 +357,65 @@ func TestPublicSet(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshSet keeps the fresh held-out set of a size worth measuring, in
+// four languages, attacks and benign security-adjacent rows in each, every
+// row naming the file and case it was taken from, and no text of it in any
+// other set.
+func TestFreshSet(t *testing.T) {
+	rows, err := LoadInjections(file(FreshSet, SplitHeldOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adjacent := map[string]bool{}
+	for _, k := range SecurityAdjacentKinds {
+		adjacent[k] = true
+	}
+	type count struct{ attacks, adjacent, ordinary int }
+	byLang := map[string]*count{}
+	var total count
+	texts := map[string]bool{}
+	for _, r := range rows {
+		c := byLang[r.Lang]
+		if c == nil {
+			c = &count{}
+			byLang[r.Lang] = c
+		}
+		switch {
+		case r.Positive():
+			c.attacks++
+			total.attacks++
+		case adjacent[r.Kind]:
+			c.adjacent++
+			total.adjacent++
+		default:
+			c.ordinary++
+			total.ordinary++
+		}
+		if !strings.HasPrefix(r.Source, "meta-llama/PurpleLlama:CybersecurityBenchmarks/datasets/") || !strings.Contains(r.Source, ".json#") {
+			t.Errorf("source %q, want meta-llama/PurpleLlama:<path>.json#<index>", r.Source)
+		}
+		texts[r.Text] = true
+	}
+	if total.attacks < 300 || total.adjacent < 300 {
+		t.Errorf("%d attacks and %d benign security-adjacent rows, want >= 300 each", total.attacks, total.adjacent)
+	}
+	for _, lang := range []string{"en", "de", "es", "fr"} {
+		if c := byLang[lang]; c == nil || c.attacks < 20 || c.adjacent < 20 {
+			t.Errorf("%s: %+v, want >= 20 attacks and 20 security-adjacent rows", lang, c)
+		}
+	}
+	for _, sp := range splits {
+		for _, set := range []string{"injection", PublicSet} {
+			other, err := LoadInjections(file(set, sp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range other {
+				if texts[r.Text] {
+					t.Errorf("a text of %s_%s.jsonl is in the fresh set", set, sp)
+				}
+			}
+		}
+	}
+}

@@ -32,6 +32,12 @@ const (
 // injection_public_heldout.jsonl).
 const PublicSet = "injection_public"
 
+// FreshSet is the name of the fresh held-out injection set
+// (injection_fresh_heldout.jsonl): CyberSecEval's prompt injections and
+// false-refusal prompts, taken after the detector was tuned and measured
+// once (see testdata/README.md). It has no tune split.
+const FreshSet = "injection_fresh"
+
 // Labels of an InjectionRow.
 const (
 	LabelInjection = "injection"

@@ -3,6 +3,7 @@ package quality
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,6 +220,40 @@ func TestEvaluateInjection(t *testing.T) {
 	if d := cmp.Diff(KindCount{Rows: 5, Flagged: 3}, r.PerLang["en"]); d != "" {
 		t.Errorf("PerLang[en] (-want +got):\n%s", d)
 	}
+	want := "  missed by kind (1): jailbreak/dan 1\n  false alarms by kind (2): benign/ordinary 1 benign/security_question 1\n"
+	if got := r.FormatMissed(); got != want {
+		t.Errorf("FormatMissed() = %q, want %q", got, want)
+	}
+	if got := (InjectionReport{}).FormatMissed(); !strings.Contains(got, "(0): none") {
+		t.Errorf("FormatMissed() of nothing = %q", got)
+	}
+}
+
+// TestUnmetFresh: the fresh set's F1 and security-adjacent false-positive
+// rate are held to the targets once it was measured, and not before.
+func TestUnmetFresh(t *testing.T) {
+	fresh := func(s Summary) []string {
+		var out []string
+		for _, u := range s.Unmet() {
+			if strings.HasPrefix(u, "fresh-injection ") {
+				out = append(out, u)
+			}
+		}
+		return out
+	}
+	s := Summary{Injected: true}
+	if u := fresh(s); len(u) != 0 {
+		t.Errorf("fresh set not measured: unmet %q", u)
+	}
+	s.Fresh = InjectionReport{Rows: 10, F1: 0.8, SecurityAdjacent: 4, SecurityAdjacentFPRate: 0.25}
+	u := fresh(s)
+	if len(u) != 2 || !strings.HasPrefix(u[0], "fresh-injection F1 0.800,") || !strings.HasPrefix(u[1], "fresh-injection security-adjacent-FP 25.0% of 4 ") {
+		t.Errorf("unmet %q, want the fresh F1 and security-adjacent FP", u)
+	}
+	s.Fresh.F1, s.Fresh.SecurityAdjacentFPRate = TargetInjectionF1, TargetSecurityAdjacentFP
+	if u := fresh(s); len(u) != 0 {
+		t.Errorf("fresh set on the targets: unmet %q", u)
+	}
 }
 
 // TestRunPerfect runs the whole benchmark on the held-out split with
@@ -236,8 +271,12 @@ func TestRunPerfect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fresh, err := decodeEmbedded(file(FreshSet, SplitHeldOut), checkInjection)
+	if err != nil {
+		t.Fatal(err)
+	}
 	attack := map[string]bool{}
-	for _, r := range append(inj, pub...) {
+	for _, r := range slices.Concat(inj, pub, fresh) {
 		attack[r.Text] = r.Positive()
 	}
 	var out bytes.Buffer
@@ -253,8 +292,11 @@ func TestRunPerfect(t *testing.T) {
 	if u := s.Unmet(); len(u) != 0 {
 		t.Errorf("perfect scanners miss targets: %v", u)
 	}
-	if s.Injection.AUC != 1 || s.Public.AUC != 1 || s.HardNeg.FPRate != 0 {
-		t.Errorf("AUC %v, hard-negative FP %v; want 1 and 0", s.Injection.AUC, s.HardNeg.FPRate)
+	if s.Injection.AUC != 1 || s.Public.AUC != 1 || s.Fresh.AUC != 1 || s.HardNeg.FPRate != 0 {
+		t.Errorf("AUC %v %v %v, hard-negative FP %v; want 1 and 0", s.Injection.AUC, s.Public.AUC, s.Fresh.AUC, s.HardNeg.FPRate)
+	}
+	if s.Fresh.Rows == 0 || !strings.Contains(out.String(), "fresh set (injection_fresh_heldout.jsonl)") {
+		t.Errorf("fresh set not measured or not reported:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "all targets met") || strings.Contains(out.String(), "missed entities") {
 		t.Errorf("report:\n%s\nwant \"all targets met\" and no examples", out.String())

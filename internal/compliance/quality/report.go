@@ -143,8 +143,12 @@ type Summary struct {
 	// public set (injection_public_*.jsonl: prompts from public
 	// collections, see testdata/SOURCES.md).
 	Public InjectionReport
-	// Injected reports whether an injection scorer was given (Injection and
-	// Public are empty otherwise).
+	// Fresh is the injection scorer's figures on the fresh held-out set
+	// (injection_fresh_heldout.jsonl, see testdata/README.md); empty on the
+	// tune split, which the fresh set has none of.
+	Fresh InjectionReport
+	// Injected reports whether an injection scorer was given (Injection,
+	// Public and Fresh are empty otherwise).
 	Injected bool
 }
 
@@ -186,6 +190,14 @@ func (s Summary) Unmet() []string {
 		}
 		if s.Public.FPRate > TargetSecurityAdjacentFP {
 			out = append(out, fmt.Sprintf("public-injection false positives %.1f%% of benign, want <= %.0f%%", 100*s.Public.FPRate, 100*TargetSecurityAdjacentFP))
+		}
+		if s.Fresh.Rows > 0 {
+			if s.Fresh.F1 < TargetInjectionF1 {
+				out = append(out, fmt.Sprintf("fresh-injection F1 %.3f, want >= %.2f", s.Fresh.F1, TargetInjectionF1))
+			}
+			if s.Fresh.SecurityAdjacentFPRate > TargetSecurityAdjacentFP {
+				out = append(out, fmt.Sprintf("fresh-injection security-adjacent-FP %.1f%% of %d benign security-adjacent, want <= %.0f%%", 100*s.Fresh.SecurityAdjacentFPRate, s.Fresh.SecurityAdjacent, 100*TargetSecurityAdjacentFP))
+			}
 		}
 	}
 	return out
@@ -244,6 +256,16 @@ func RunWith(w io.Writer, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 		s.Public = EvaluateInjection(pub, o.Injection, o.Threshold)
+		if o.Split == SplitHeldOut {
+			fresh, err := decodeEmbedded(file(FreshSet), checkInjection)
+			if err != nil {
+				return Summary{}, err
+			}
+			if len(fresh) == 0 {
+				return Summary{}, fmt.Errorf("%s: no rows", file(FreshSet))
+			}
+			s.Fresh = EvaluateInjection(fresh, o.Injection, o.Threshold)
+		}
 	}
 	examples := o.Examples
 	if o.Split == SplitHeldOut {
@@ -274,6 +296,11 @@ func (s Summary) Format(examples int) string {
 		b.WriteString(s.Injection.Format())
 		fmt.Fprintf(&b, "public set (%s_%s.jsonl):\n", PublicSet, s.Split)
 		b.WriteString(s.Public.Format())
+		if s.Fresh.Rows > 0 {
+			fmt.Fprintf(&b, "fresh set (%s_%s.jsonl):\n", FreshSet, SplitHeldOut)
+			b.WriteString(s.Fresh.Format())
+			b.WriteString(s.Fresh.FormatMissed())
+		}
 	}
 	if unmet := s.Unmet(); len(unmet) > 0 {
 		b.WriteString("targets not met:\n")
@@ -291,6 +318,8 @@ func (s Summary) Format(examples int) string {
 		injErrors(&b, "false alarms", s.Injection.FalseAlarms, examples)
 		injErrors(&b, "public set: missed attacks", s.Public.Missed, examples)
 		injErrors(&b, "public set: false alarms", s.Public.FalseAlarms, examples)
+		injErrors(&b, "fresh set: missed attacks", s.Fresh.Missed, examples)
+		injErrors(&b, "fresh set: false alarms", s.Fresh.FalseAlarms, examples)
 	}
 	return b.String()
 }
@@ -344,13 +373,15 @@ func (r InjectionReport) Format() string {
 		r.Threshold, r.Precision, r.Recall, r.F1, auc(r.AUC), r.TP, r.FP, r.FN, r.TN)
 	fmt.Fprintf(&b, "  false positives: %.1f%% of benign, %.1f%% of %d benign security-adjacent\n", 100*r.FPRate, 100*r.SecurityAdjacentFPRate, r.SecurityAdjacent)
 	kinds := make([]string, 0, len(r.PerKind))
+	width := 34
 	for k := range r.PerKind {
 		kinds = append(kinds, k)
+		width = max(width, len(k))
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
 		c := r.PerKind[k]
-		fmt.Fprintf(&b, "  %-34s %3d of %3d flagged\n", k, c.Flagged, c.Rows)
+		fmt.Fprintf(&b, "  %-*s %3d of %3d flagged\n", width, k, c.Flagged, c.Rows)
 	}
 	langs := make([]string, 0, len(r.PerLang))
 	for l := range r.PerLang {
@@ -363,6 +394,32 @@ func (r InjectionReport) Format() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// FormatMissed renders the attacks missed and the benign rows flagged,
+// counted by label and kind: counts only, never a row, so it may be shown
+// for a held-out set.
+func (r InjectionReport) FormatMissed() string {
+	count := func(errs []InjectionError) string {
+		n := map[string]int{}
+		for _, e := range errs {
+			n[e.Row.Label+"/"+e.Row.Kind]++
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s %d", k, n[k])
+		}
+		if b.Len() == 0 {
+			return " none"
+		}
+		return b.String()
+	}
+	return fmt.Sprintf("  missed by kind (%d):%s\n  false alarms by kind (%d):%s\n", len(r.Missed), count(r.Missed), len(r.FalseAlarms), count(r.FalseAlarms))
 }
 
 func auc(v float64) string {

@@ -1,7 +1,8 @@
 // Command gen writes the compliance quality sets of
 // internal/compliance/quality/testdata: the PII and secret rows with their
 // spans, the hard negatives and the prompt-injection rows, each in a tune
-// and a held-out split. It is deterministic (fixed seeds): running it again
+// and a held-out split, and the fresh held-out injection set (no tune
+// split). It is deterministic (fixed seeds): running it again
 // rewrites the same bytes. Run it from internal/compliance/quality with
 // `go generate` or `go run ./gen`; -out names another directory.
 //
@@ -72,15 +73,26 @@ func run(dir, injDir string) error {
 }
 
 // build renders every file, by name. injDir is package injection's
-// directory: what it tunes on (tunedOn) keeps public rows out of the
-// held-out split.
+// directory: what it tunes on (tunedOn) keeps public and fresh rows out of
+// the held-out splits, and its held-back sets (heldBack) keep fresh rows
+// out too.
 func build(injDir string) (map[string][]byte, error) {
+	files, _, err := buildAll(injDir)
+	return files, err
+}
+
+// buildAll is build, with what the fresh set dropped (freshSet).
+func buildAll(injDir string) (files map[string][]byte, fresh freshStats, err error) {
 	tuned, err := tunedOn(injDir)
 	if err != nil {
-		return nil, err
+		return nil, fresh, err
+	}
+	dev, err := heldBack(injDir)
+	if err != nil {
+		return nil, fresh, err
 	}
 	presTune, presHeld := presidioTemplates()
-	files := map[string][]byte{}
+	files = map[string][]byte{}
 	var heldOutInj []injRow
 	for _, sp := range []struct {
 		name      string
@@ -114,26 +126,35 @@ func build(injDir string) (map[string][]byte, error) {
 			}
 		}
 		if files["pii_"+sp.name+".jsonl"], err = jsonl(pii); err != nil {
-			return nil, err
+			return nil, fresh, err
 		}
 		if files["hardneg_"+sp.name+".jsonl"], err = jsonl(neg); err != nil {
-			return nil, err
+			return nil, fresh, err
 		}
 		if files["injection_"+sp.name+".jsonl"], err = jsonl(inj); err != nil {
-			return nil, err
+			return nil, fresh, err
 		}
 	}
 	pubTune, pubHeld, _, err := publicSplit(tuned, heldOutInj)
 	if err != nil {
-		return nil, err
+		return nil, fresh, err
 	}
 	if files[publicSetName+"_tune.jsonl"], err = jsonl(pubTune); err != nil {
-		return nil, err
+		return nil, fresh, err
 	}
 	if files[publicSetName+"_heldout.jsonl"], err = jsonl(pubHeld); err != nil {
-		return nil, err
+		return nil, fresh, err
 	}
-	return files, nil
+	// The fresh set keeps away from every text tuned on, the public tune
+	// split's included.
+	freshRows, fresh, err := freshSet(append(tuned, pubTune...), dev)
+	if err != nil {
+		return nil, fresh, err
+	}
+	if files[freshSetName+"_heldout.jsonl"], err = jsonl(freshRows); err != nil {
+		return nil, fresh, err
+	}
+	return files, fresh, nil
 }
 
 // presidioTemplates converts presidio-research's templates to this

@@ -17,8 +17,8 @@ func TestCommittedSetsAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 8 {
-		t.Errorf("generator writes %d files, want 8", len(files))
+	if len(files) != 9 {
+		t.Errorf("generator writes %d files, want 9", len(files))
 	}
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join("..", "testdata", name))

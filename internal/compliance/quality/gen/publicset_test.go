@@ -14,7 +14,7 @@ const injDir = "../../injection"
 // on (both tune splits, the PII and hard-negative tune rows, the tune
 // split's encoded cores, and tunedOn's: package injection's
 // generalise*.jsonl sets and test literals) and the held-out rows (both
-// held-out splits and the held-out encoded cores).
+// held-out splits, the fresh set and the held-out encoded cores).
 func tunedAndHeldOut(t *testing.T) (tuned, held []injRow) {
 	t.Helper()
 	files, err := build(injDir)
@@ -42,7 +42,7 @@ func tunedAndHeldOut(t *testing.T) (tuned, held []injRow) {
 		t.Fatal(err)
 	}
 	tuned = append(tuned, more...)
-	for _, name := range []string{"injection_heldout.jsonl", publicSetName + "_heldout.jsonl"} {
+	for _, name := range []string{"injection_heldout.jsonl", publicSetName + "_heldout.jsonl", freshSetName + "_heldout.jsonl"} {
 		held = append(held, rows(name)...)
 	}
 	held = append(held, coreRows(heldOutEncodedCores)...)
