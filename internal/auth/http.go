@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -26,17 +27,40 @@ func Stage(a Authenticator, allowAPIKey bool) pipeline.Middleware {
 }
 
 // Guard serves h only to callers a authenticates as the admin principal
-// (the management API): 401 otherwise.
+// (the management API). No valid credential is 401; a valid one that is
+// not an admin's is 403 (asking again with it cannot succeed); a failure
+// to check it (a store down) keeps its own status (503): a caller is
+// never told its key is wrong when svc could not read it.
 func Guard(a Authenticator, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r.Context(), FromRequest(r, false))
-		if err != nil || !p.IsAdmin() {
-			apierr.Write(w, &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_admin_key",
-				Message: "the management API needs Authorization: Bearer <ADMIN_API_KEY>"})
+		if err := guardError(p, err); err != nil {
+			apierr.Write(w, err)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(identity.With(r.Context(), p)))
 	})
+}
+
+// guardError is Guard's refusal of p (and the authenticator's err), nil
+// for the admin.
+func guardError(p *identity.Principal, err error) error {
+	switch {
+	case err == nil && p != nil && p.IsAdmin():
+		return nil
+	case err == nil && p != nil:
+		return apierr.New(apierr.Forbidden, "admin_required", "the management API needs the admin key or an admin's sign-in; this credential is not an admin's")
+	case err != nil:
+		var e *apierr.Error
+		if !errors.As(err, &e) {
+			return apierr.Wrap(apierr.Unavailable, "auth_unavailable", "the credential could not be checked", err)
+		}
+		if e.Kind != apierr.Unauthenticated {
+			return e
+		}
+	}
+	return &apierr.Error{Kind: apierr.Unauthenticated, Code: "invalid_admin_key",
+		Message: "the management API needs Authorization: Bearer <ADMIN_API_KEY>"}
 }
 
 // AllowsModel reports whether an allow-list permits model. An empty list

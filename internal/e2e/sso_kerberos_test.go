@@ -77,8 +77,8 @@ func TestSignInKerberos(t *testing.T) {
 		if e := g.entriesAtLeast("user_id="+kdctest.User, 1)[0]; e["user_id"] != kdctest.User {
 			t.Errorf("the Kerberos user's entry: %v", e)
 		}
-		if st := adminAs(t, g, jwt, "/api/enterprise/vkeys"); st != 401 {
-			t.Errorf("a user-role token on management: %d, want 401", st)
+		if st := adminAs(t, g, jwt, "/api/enterprise/vkeys"); st != 403 {
+			t.Errorf("a user-role token on management: %d, want 403 (a valid credential, not an admin's)", st)
 		}
 	})
 

@@ -87,8 +87,8 @@ func TestSignInTrustedHeaders(t *testing.T) {
 	}
 	_, out = signIn(t, g, map[string]string{"X-Remote-User": "bob", "X-User-Groups": "eng"})
 	bob, _ := out["token"].(string)
-	if st := adminAs(t, g, bob, "/api/enterprise/vkeys"); st != 401 {
-		t.Errorf("a user-role token on management: %d, want 401", st)
+	if st := adminAs(t, g, bob, "/api/enterprise/vkeys"); st != 403 {
+		t.Errorf("a user-role token on management: %d, want 403 (a valid credential, not an admin's)", st)
 	}
 	// Revocation: refused at once.
 	if st := g.admin("POST", "/api/auth/sso/revoke", map[string]any{"username": "alice"}, nil); st != 200 {
