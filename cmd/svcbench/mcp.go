@@ -11,6 +11,14 @@ package main
 // The paths:
 //
 //   - direct: the SDK client to the fake server's streamable-HTTP endpoint;
+//   - tcp-relay: the same through a TCP relay (bytes copied both ways,
+//     unread; its own process, the child the chat benchmark uses): the floor
+//     of any hop on this machine, -relay=false leaves it out;
+//   - reverse-proxy: the same through a bare httputil.ReverseProxy (its own
+//     process, the chat benchmark's child) flushing every write at once, as a
+//     proxy for SSE must (the SDK's answers and its standalone GET stream are
+//     SSE), keeping -baseline-idle idle connections per host: the reference
+//     for svc, -baseline=false leaves it out;
 //   - svc: the SDK client to svc's `/{server_id}/mcp` endpoint, which relays
 //     the call through its own upstream session;
 //   - svc-v1: `POST /mcp/v1/{server_id}/tools/call` with {name, arguments} as
@@ -19,9 +27,15 @@ package main
 //     time, so svc answers from its tool-call cache and the server is not
 //     called, -cached=false leaves it out.
 //
-// direct, svc and svc-v1 call the tool "echo", which is not read-only and is
-// called with arguments that differ on every call: svc's cache never serves
-// it, and the fake checks each answer is the echo of its own arguments.
+// direct, the references, svc and svc-v1 call the tool "echo", which is not
+// read-only and is called with arguments that differ on every call: svc's
+// cache never serves it, and the fake checks each answer is the echo of its
+// own arguments.
+//
+// On two shared cores a closed loop at concurrency 32 measures CPU cost times
+// concurrency, so svc's added latency is shown beside the reverse proxy's,
+// measured in the same rounds: "beyond proxy" is a path's added p50 minus the
+// proxy's.
 //
 //	go run ./cmd/svcbench mcp                          # c=1 and c=32, about a minute
 //	go run ./cmd/svcbench mcp -n 2000 -c 1 -rounds 3   # a quick one
@@ -55,6 +69,9 @@ type mcpOptions struct {
 	keep        bool
 	v1          bool
 	cached      bool
+	baseline    bool // the reverse-proxy path
+	relay       bool // the tcp-relay path
+	baseIdle    int  // the reverse proxy's idle upstream connections per host
 	cpuprofile  string
 	profileC    int // the concurrency profiled; 0: the highest
 	json        bool
@@ -77,6 +94,9 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpOptions, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep svc's temporary directory (data and svc.log)")
 	fs.BoolVar(&o.v1, "v1", true, "measure POST /mcp/v1/{server_id}/tools/call (plain JSON) too")
 	fs.BoolVar(&o.cached, "cached", true, "measure a read-only tool served from svc's tool-call cache too")
+	fs.BoolVar(&o.baseline, "baseline", true, "measure a bare httputil.ReverseProxy (own process) in front of the fake too: the reference for svc")
+	fs.BoolVar(&o.relay, "relay", true, "measure a TCP relay (own process, bytes copied unread) in front of the fake too: the floor of any hop")
+	fs.IntVar(&o.baseIdle, "baseline-idle", 512, "idle upstream connections per host the reverse proxy keeps, like svc's pool (0: the default transport's 2, which makes it reconnect under concurrency)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile-svc", "", "write a CPU profile of svc during the rounds at -cpuprofile-c to this file")
 	fs.IntVar(&o.profileC, "cpuprofile-c", 0, "the concurrency whose rounds are profiled (default: the highest)")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON too")
@@ -102,6 +122,8 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpOptions, error) {
 		return nil, errors.New("-rounds must be at least 1 and at most -n")
 	case o.timeout <= 0:
 		return nil, errors.New("-timeout must be positive")
+	case o.baseIdle < 0 || o.baseIdle > 1<<16:
+		return nil, errors.New("-baseline-idle must be 0 to 65536")
 	case o.profileC != 0 && !slices.Contains(o.concurrency, o.profileC):
 		return nil, fmt.Errorf("-cpuprofile-c %d is not one of -c", o.profileC)
 	case o.profileC != 0 && o.cpuprofile == "":
@@ -132,9 +154,67 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // mcpPath is one way of calling the tool, with a caller per worker.
 type mcpPath struct {
-	name    string
-	svc     bool // through svc: its allocations are counted
+	name      string
+	svc       bool // through svc: its allocations are counted
+	reference bool // a reference hop (relay or bare proxy) in front of the fake
+	// cpu is the CPU time used so far by the process serving the path: the
+	// fake for direct, the reference's own, svc's; nil when unknown.
+	cpu     func() (time.Duration, error)
 	callers []mcpCaller
+}
+
+// The reference paths' names.
+const (
+	mcpRelayPath = "tcp-relay"
+	mcpProxyPath = "reverse-proxy"
+)
+
+// mcpEndpointPath is the fake MCP server's endpoint on its origin, and on
+// the references' in front of it.
+const mcpEndpointPath = "/mcp"
+
+// mcpRef is a reference hop in front of the fake, in its own process.
+type mcpRef struct {
+	name string // its path's
+	c    *child
+}
+
+// startMCPRefs starts the reference hops -relay and -baseline ask for, in
+// front of the fake at origin, in the order their paths run. stop stops
+// those started, whatever failed.
+func startMCPRefs(ctx context.Context, o *mcpOptions, origin string, progress io.Writer) ([]mcpRef, func(), error) {
+	var refs []mcpRef
+	stop := func() {
+		for _, r := range refs {
+			stopChild(r.c, progress)
+		}
+	}
+	start := func(name, what string, env []string) error {
+		c, err := startChild(ctx, what, env)
+		if err != nil {
+			return err // startChild stopped it
+		}
+		refs = append(refs, mcpRef{name: name, c: c})
+		return nil
+	}
+	if o.relay {
+		if err := start(mcpRelayPath, "tcp relay", relayChildEnv(origin)); err != nil {
+			return nil, stop, err
+		}
+	}
+	if o.baseline {
+		if err := start(mcpProxyPath, "reverse proxy", mcpBaselineChildEnv(origin, o.baseIdle)); err != nil {
+			return nil, stop, err
+		}
+	}
+	return refs, stop, nil
+}
+
+// mcpBaselineChildEnv is the chat benchmark's bare reverse proxy to origin
+// (idle upstream connections per host as there), flushing every write at
+// once: the fake's answers and the standalone GET stream are SSE.
+func mcpBaselineChildEnv(origin string, idle int) []string {
+	return append(baselineChildEnv(origin, idle), envFlush+"=-1ns")
 }
 
 // benchMCP starts the fake server and svc, registers the server, opens the
@@ -156,7 +236,13 @@ func benchMCP(ctx context.Context, o *mcpOptions, progress io.Writer) (_ *mcpRep
 	}
 	defer stopChild(up, progress)
 	rep.Upstream = up.url
-	origin := strings.TrimSuffix(up.url, "/mcp")
+	origin := strings.TrimSuffix(up.url, mcpEndpointPath)
+	refs, stopRefs, err := startMCPRefs(ctx, o, origin, progress)
+	defer stopRefs()
+	if err != nil {
+		return nil, err
+	}
+	rep.setRefs(refs, o.baseIdle)
 
 	env := append([]string{"SVC_MCP_ALLOW_PRIVATE=true", "MCP_GATEWAY_ENABLED=true"}, o.svcEnv...)
 	gw, err := startGateway(ctx, gatewaySpec{bin: o.svcBin, upstream: origin + "/v1", extraEnv: env,
@@ -180,7 +266,7 @@ func benchMCP(ctx context.Context, o *mcpOptions, progress io.Writer) (_ *mcpRep
 	rep.Gateway = gw.proxyURL + "/" + mcpServerID + "/mcp"
 
 	maxC := slices.Max(o.concurrency)
-	paths, closeAll, err := openMCPPaths(ctx, o, maxC, up.url, gw)
+	paths, closeAll, err := openMCPPaths(ctx, o, maxC, up, refs, gw)
 	defer closeAll()
 	if err != nil {
 		return nil, err
@@ -191,13 +277,7 @@ func benchMCP(ctx context.Context, o *mcpOptions, progress io.Writer) (_ *mcpRep
 	before, _ := upstreamCalls(ctx, origin)
 
 	for _, c := range o.concurrency {
-		m := &mcpMeasure{o: o, c: c, paths: paths, metrics: gw.proxyURL + "/metrics", progress: progress,
-			cpu: func(svc bool) (time.Duration, error) {
-				if svc {
-					return gw.cpu()
-				}
-				return pidCPU(up.pid)
-			}}
+		m := &mcpMeasure{o: o, c: c, paths: paths, metrics: gw.proxyURL + "/metrics", progress: progress}
 		if c == o.profileC && gw.pprofAddr != "" {
 			m.profile = func(secs int) func() error {
 				fmt.Fprintf(progress, "svcbench mcp: c=%d: taking a %ds CPU profile of svc into %s\n", c, secs, o.cpuprofile)
@@ -238,54 +318,78 @@ func closeProfile(f *os.File, name string, rep *mcpReport, progress io.Writer) {
 	}
 }
 
-// openMCPPaths opens maxC sessions to the fake and maxC to svc (the cached
-// path shares svc's: phases run one after another) and makes the callers.
+// openMCPPaths opens maxC sessions to the fake, maxC through each
+// reference and maxC to svc (the cached path shares svc's: phases run one
+// after another) and makes the callers, the paths in the order they run.
 // The returned function closes every session, whatever else failed.
-func openMCPPaths(ctx context.Context, o *mcpOptions, maxC int, upstream string, gw *gateway) ([]mcpPath, func(), error) {
+func openMCPPaths(ctx context.Context, o *mcpOptions, maxC int, up *child, refs []mcpRef, gw *gateway) ([]mcpPath, func(), error) {
 	var sessions []*mcp.ClientSession
 	closeAll := func() {
 		for _, s := range sessions {
 			_ = s.Close()
 		}
 	}
+	fakeAuth := "Bearer " + upstreamKey
+	direct := &mcpPath{name: "direct", cpu: pidCPUFunc(up.pid)}
+	viaSvc := &mcpPath{name: "svc", svc: true, cpu: gw.cpu}
+	viaV1 := &mcpPath{name: "svc-v1", svc: true, cpu: gw.cpu}
+	cached := &mcpPath{name: "svc-cached", svc: true, cpu: gw.cpu}
+	svcURL := gw.proxyURL + "/" + mcpServerID + "/mcp"
+	// The paths whose workers each hold an SDK session to url.
+	type sessionPath struct {
+		p         *mcpPath
+		url, auth string
+	}
+	open := []sessionPath{{direct, up.url, fakeAuth}}
+	for _, r := range refs {
+		open = append(open, sessionPath{&mcpPath{name: r.name, reference: true, cpu: pidCPUFunc(r.c.pid)}, r.c.url + mcpEndpointPath, fakeAuth})
+	}
+	open = append(open, sessionPath{viaSvc, svcURL, "Bearer " + gw.vkey})
+
 	sdk := newSDKClient(maxC)
 	v1 := newClient(maxC, o.timeout)
-	direct := mcpPath{name: "direct"}
-	viaSvc := mcpPath{name: "svc", svc: true}
-	viaV1 := mcpPath{name: "svc-v1", svc: true}
-	cached := mcpPath{name: "svc-cached", svc: true}
-	svcURL := gw.proxyURL + "/" + mcpServerID + "/mcp"
 	for i := range maxC {
-		d, err := connectMCP(ctx, sdk, upstream, "Bearer "+upstreamKey)
-		if err != nil {
-			return nil, closeAll, fmt.Errorf("a session to the fake MCP server: %w", err)
+		prefix := "w" + strconv.Itoa(i)
+		var svcSession *mcp.ClientSession
+		for _, sp := range open {
+			cs, err := connectMCP(ctx, sdk, sp.url, sp.auth)
+			if err != nil {
+				if sp.p.svc {
+					return nil, closeAll, fmt.Errorf("a session to svc (%s): %w%s", sp.url, err, gw.logTail())
+				}
+				return nil, closeAll, fmt.Errorf("a %s session to the fake MCP server (%s): %w", sp.p.name, sp.url, err)
+			}
+			sessions = append(sessions, cs)
+			sp.p.callers = append(sp.p.callers, &sdkCaller{cs: cs, tool: mcpEchoTool, prefix: prefix})
+			if sp.p == viaSvc {
+				svcSession = cs
+			}
 		}
-		sessions = append(sessions, d)
-		s, err := connectMCP(ctx, sdk, svcURL, "Bearer "+gw.vkey)
-		if err != nil {
-			return nil, closeAll, fmt.Errorf("a session to svc (%s): %w%s", svcURL, err, gw.logTail())
-		}
-		sessions = append(sessions, s)
 		if i == 0 {
-			if err := hasTools(ctx, s, mcpEchoTool, mcpLookupTool); err != nil {
+			if err := hasTools(ctx, svcSession, mcpEchoTool, mcpLookupTool); err != nil {
 				return nil, closeAll, fmt.Errorf("svc's %s: %w", svcURL, err)
 			}
 		}
-		prefix := "w" + strconv.Itoa(i)
-		direct.callers = append(direct.callers, &sdkCaller{cs: d, tool: mcpEchoTool, prefix: prefix})
-		viaSvc.callers = append(viaSvc.callers, &sdkCaller{cs: s, tool: mcpEchoTool, prefix: prefix})
-		cached.callers = append(cached.callers, &sdkCaller{cs: s, tool: mcpLookupTool, prefix: prefix, fixed: true})
+		cached.callers = append(cached.callers, &sdkCaller{cs: svcSession, tool: mcpLookupTool, prefix: prefix, fixed: true})
 		viaV1.callers = append(viaV1.callers, &v1Caller{client: v1, auth: "Bearer " + gw.vkey, prefix: prefix,
 			url: gw.proxyURL + "/mcp/v1/" + mcpServerID + "/tools/call"})
 	}
-	paths := []mcpPath{direct, viaSvc}
+	var paths []mcpPath
+	for _, sp := range open {
+		paths = append(paths, *sp.p)
+	}
 	if o.v1 {
-		paths = append(paths, viaV1)
+		paths = append(paths, *viaV1)
 	}
 	if o.cached {
-		paths = append(paths, cached)
+		paths = append(paths, *cached)
 	}
 	return paths, closeAll, nil
+}
+
+// pidCPUFunc reads the CPU time process pid has used so far.
+func pidCPUFunc(pid int) func() (time.Duration, error) {
+	return func() (time.Duration, error) { return pidCPU(pid) }
 }
 
 // logTail is the end of svc's log, for an error message; "" when none.
@@ -317,9 +421,6 @@ type mcpMeasure struct {
 	paths    []mcpPath
 	metrics  string // svc's /metrics
 	progress io.Writer
-	// cpu is the CPU time used so far by svc's processes (svc true) or by
-	// the fake's (false).
-	cpu func(svc bool) (time.Duration, error)
 	// profile, when set, starts a CPU profile of svc of secs seconds and
 	// returns its wait; profiled says it was taken.
 	profile  func(secs int) func() error
@@ -331,8 +432,8 @@ type mcpAcc struct {
 	res    phaseResult
 	rounds []float64 // p50 of each round, ms
 	// allocs are svc's heap allocations and cpu the CPU time of the
-	// process serving the path (svc, or the fake for direct) over calls
-	// calls; ok is false once a reading failed.
+	// process serving the path (see mcpPath.cpu) over calls calls; ok is
+	// false once a reading failed.
 	allocs     float64
 	allocCalls int
 	allocOK    bool
@@ -344,7 +445,7 @@ type mcpAcc struct {
 func (m *mcpMeasure) run(ctx context.Context) (*mcpScenario, error) {
 	acc := make([]mcpAcc, len(m.paths))
 	for i := range acc {
-		acc[i].allocOK, acc[i].cpuOK = m.paths[i].svc, m.cpu != nil
+		acc[i].allocOK, acc[i].cpuOK = m.paths[i].svc, m.paths[i].cpu != nil
 	}
 	sc := &mcpScenario{Concurrency: m.c}
 	note := func(r phaseResult) {
@@ -387,7 +488,8 @@ func (m *mcpMeasure) run(ctx context.Context) (*mcpScenario, error) {
 	sc.Direct, sc.DirectCPUPerCall = stats(acc[0].res), acc[0].cpuPerCall()
 	for i := 1; i < len(m.paths); i++ {
 		a := &acc[i]
-		pr := mcpPathResult{Path: m.paths[i].name, phaseStats: stats(a.res), AllocsPerCall: -1, CPUPerCall: a.cpuPerCall()}
+		pr := mcpPathResult{Path: m.paths[i].name, Reference: m.paths[i].reference, phaseStats: stats(a.res),
+			AllocsPerCall: -1, CPUPerCall: a.cpuPerCall()}
 		pr.AddedP50, pr.AddedP99, pr.RPSRatio = added(sc.Direct, pr.phaseStats)
 		for r := range a.rounds {
 			pr.AddedP50Rounds = append(pr.AddedP50Rounds, a.rounds[r]-acc[0].rounds[r])
@@ -397,6 +499,7 @@ func (m *mcpMeasure) run(ctx context.Context) (*mcpScenario, error) {
 		}
 		sc.Paths = append(sc.Paths, pr)
 	}
+	setBeyondProxy(sc.Paths)
 	return sc, nil
 }
 
@@ -411,12 +514,12 @@ func (m *mcpMeasure) phase(ctx context.Context, p mcpPath, a *mcpAcc, n int) pha
 		a.allocOK = err == nil
 	}
 	if a.cpuOK {
-		cpu0, err = m.cpu(p.svc)
+		cpu0, err = p.cpu()
 		a.cpuOK = err == nil
 	}
 	res := runMCPPhase(ctx, p, m.c, n, m.o.timeout)
 	if a.cpuOK {
-		cpu1, err := m.cpu(p.svc)
+		cpu1, err := p.cpu()
 		a.cpuOK = err == nil
 		a.cpu += cpu1 - cpu0
 		a.cpuCalls += res.requests

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -163,10 +164,12 @@ func runMCPBench(t *testing.T, extra ...string) (int, string, string) {
 }
 
 // TestMCPBench runs the whole command: the fake MCP server in its own
-// process, svc (the stand-in) in another, registration, a virtual key,
-// sessions, every path at two concurrencies, a CPU profile and the report.
-// Every call's answer is checked by the command, and the fake's count shows
-// the echo calls of every path reached it.
+// process, the TCP relay and the bare reverse proxy in theirs, svc (the
+// stand-in) in another, registration, a virtual key, sessions, every path at
+// two concurrencies, a CPU profile and the report. Every call's answer is
+// checked by the command, and the fake's count shows the echo calls of every
+// path reached it: the SDK sessions work through both references, the
+// proxy's standalone SSE stream included.
 func TestMCPBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
@@ -181,29 +184,46 @@ func TestMCPBench(t *testing.T) {
 	if err := json.Unmarshal([]byte("{"+js), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(rep.Scenarios) != 2 || rep.Scenarios[1].Concurrency != 3 || rep.Failures != 0 || rep.LoadStart == "" || rep.PeakRSS <= 0 {
+	if len(rep.Scenarios) != 2 || rep.Scenarios[1].Concurrency != 3 || rep.Failures != 0 || rep.LoadStart == "" || rep.PeakRSS <= 0 ||
+		rep.Relay == "" || rep.ReverseProxy == "" || rep.ReverseProxyIdle != 512 {
 		t.Fatalf("report: %+v", rep)
 	}
-	// 3 echo paths × 2 concurrencies × (30 + 4 warm-up) calls.
-	if got := rep.UpstreamCalls[mcpEchoTool]; got != 3*2*34 {
-		t.Errorf("echo calls that reached the fake: %d, want %d", got, 3*2*34)
+	// 5 echo paths × 2 concurrencies × (30 + 4 warm-up) calls.
+	if got := rep.UpstreamCalls[mcpEchoTool]; got != 5*2*34 {
+		t.Errorf("echo calls that reached the fake: %d, want %d", got, 5*2*34)
+	}
+	want := []string{"tcp-relay", "reverse-proxy", "svc", "svc-v1", "svc-cached"}
+	if fmt.Sprint(rep.Paths) != fmt.Sprint(append([]string{"direct"}, want...)) {
+		t.Errorf("paths %q", rep.Paths)
 	}
 	for _, sc := range rep.Scenarios {
-		if sc.Direct.Requests != 30 || sc.Direct.P50 <= 0 || len(sc.Paths) != 3 || sc.DirectCPUPerCall < 0 {
+		if sc.Direct.Requests != 30 || sc.Direct.P50 <= 0 || len(sc.Paths) != len(want) || sc.DirectCPUPerCall < 0 {
 			t.Fatalf("c=%d: direct %+v, %d paths", sc.Concurrency, sc.Direct, len(sc.Paths))
 		}
-		for i, want := range []string{"svc", "svc-v1", "svc-cached"} {
+		proxy := sc.Paths[1]
+		for i, name := range want {
 			p := sc.Paths[i]
-			if p.Path != want || p.Requests != 30 || p.Failures != 0 || p.P50 <= 0 || p.AllocsPerCall <= 0 || p.CPUPerCall < 0 ||
+			if p.Path != name || p.Reference != (i < 2) || p.Requests != 30 || p.Failures != 0 || p.P50 <= 0 || p.CPUPerCall < 0 ||
 				len(p.AddedP50Rounds) != 2 || p.AddedP50 != p.P50-sc.Direct.P50 || p.AddedP99 != p.P99-sc.Direct.P99 {
 				t.Errorf("c=%d path %d: %+v", sc.Concurrency, i, p)
+			}
+			if p.Reference {
+				if p.AllocsPerCall != -1 || p.BeyondProxyP50 != nil || p.BeyondProxyP50Rounds != nil {
+					t.Errorf("c=%d reference %s: svc's allocations or a beyond-proxy figure: %+v", sc.Concurrency, name, p)
+				}
+				continue
+			}
+			if p.AllocsPerCall <= 0 || p.BeyondProxyP50 == nil || math.Abs(*p.BeyondProxyP50-(p.P50-proxy.P50)) > 1e-9 ||
+				len(p.BeyondProxyP50Rounds) != 2 {
+				t.Errorf("c=%d path %s: allocations or beyond proxy: %+v", sc.Concurrency, name, p)
 			}
 		}
 	}
 	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b || rep.CPUProfiled != "c=1" {
 		t.Errorf("CPU profile: %v, %d bytes, of %q\nstderr:\n%s", err, len(b), rep.CPUProfiled, errOut)
 	}
-	for _, want := range []string{"svc-cached", "added p50 by round", "failed calls: 0", "load average"} {
+	for _, want := range []string{"svc-cached", "added p50 by round", "failed calls: 0", "load average", "beyond proxy",
+		"  reverse-proxy ", "  tcp-relay ", "FlushInterval -1, 512 idle connections per host"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table has no %q:\n%s", want, out)
 		}
@@ -215,12 +235,14 @@ func TestMCPBenchWrongAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
-	code, out, errOut := runMCPBench(t, "-svc-env", fakeMCPSvcBreak+"=v1", "-cached=false", "-c", "1")
+	code, out, errOut := runMCPBench(t, "-svc-env", fakeMCPSvcBreak+"=v1", "-cached=false", "-baseline=false", "-relay=false", "-c", "1")
 	if code != 1 || !strings.Contains(out, `FAILED calls: 34; first: svc-v1: answer "something else"`) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if strings.Contains(out, "svc-cached") {
-		t.Errorf("-cached=false, yet:\n%s", out)
+	for _, left := range []string{"svc-cached", "reverse", "relay", "beyond"} {
+		if strings.Contains(out, left) {
+			t.Errorf("%q left out, yet:\n%s", left, out)
+		}
 	}
 }
 
@@ -229,13 +251,14 @@ func TestParseMCPFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(o.concurrency) != "[1 32]" || o.profileC != 32 || !o.v1 || !o.cached || o.rounds != 5 {
+	if fmt.Sprint(o.concurrency) != "[1 32]" || o.profileC != 32 || !o.v1 || !o.cached || o.rounds != 5 ||
+		!o.baseline || !o.relay || o.baseIdle != 512 {
 		t.Errorf("defaults: %+v", o)
 	}
 	for _, args := range [][]string{
 		{"-c", "0"}, {"-c", "x"}, {"-c", "2000"}, {"-n", "0"}, {"-n", "20000000"}, {"-warmup", "-1"}, {"-rounds", "0"},
 		{"-n", "3", "-rounds", "4"}, {"-timeout", "0"}, {"-cpuprofile-c", "1"}, {"-cpuprofile-svc", "p", "-cpuprofile-c", "7"},
-		{"-svc-env", "novalue"}, {"extra"},
+		{"-svc-env", "novalue"}, {"extra"}, {"-baseline-idle", "-1"}, {"-baseline-idle", "70000"},
 	} {
 		if _, err := parseMCPFlags(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseMCPFlags(%q): got no error", args)
@@ -243,5 +266,70 @@ func TestParseMCPFlags(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"mcp", "-n", "0"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
 		t.Errorf("bad flags: exit %d, want 2", code)
+	}
+}
+
+// setBeyondProxy gives each path through svc its added p50 minus the
+// reverse proxy's, overall and by round, and nothing without that path.
+func TestSetBeyondProxy(t *testing.T) {
+	path := func(name string, ref bool, added float64, rounds ...float64) mcpPathResult {
+		return mcpPathResult{Path: name, Reference: ref, phaseStats: phaseStats{P50: 1 + added}, AddedP50: added, AddedP50Rounds: rounds}
+	}
+	paths := []mcpPathResult{
+		path(mcpRelayPath, true, 0.1, 0.1, 0.1),
+		path(mcpProxyPath, true, 0.25, 0.2, 0.3),
+		path("svc", false, 1.0, 0.9, 1.1),
+		path("svc-cached", false, 0.125, 0.1, 0.15),
+	}
+	setBeyondProxy(paths)
+	for i, want := range []struct {
+		beyond string
+		rounds string
+	}{{"<nil>", "[]"}, {"<nil>", "[]"}, {"0.75", "[0.7 0.8]"}, {"-0.125", "[-0.1 -0.15]"}} {
+		p := paths[i]
+		got := "<nil>"
+		if p.BeyondProxyP50 != nil {
+			got = fmt.Sprint(*p.BeyondProxyP50)
+		}
+		rounds := fmt.Sprint(roundTo(p.BeyondProxyP50Rounds))
+		if got != want.beyond || rounds != want.rounds {
+			t.Errorf("%s: beyond %s by round %s, want %s %s", p.Path, got, rounds, want.beyond, want.rounds)
+		}
+	}
+
+	noProxy := []mcpPathResult{path(mcpRelayPath, true, 0.1, 0.1), path("svc", false, 1, 1)}
+	setBeyondProxy(noProxy)
+	if noProxy[1].BeyondProxyP50 != nil || noProxy[1].BeyondProxyP50Rounds != nil {
+		t.Errorf("without the reverse proxy: %+v", noProxy[1])
+	}
+	var buf bytes.Buffer
+	if err := writeMCPTable(&buf, &mcpReport{Paths: []string{"direct", "svc"},
+		Scenarios: []mcpScenario{{Concurrency: 1, Paths: noProxy}}}); err != nil || strings.Contains(buf.String(), "beyond") {
+		t.Errorf("table without the reverse proxy (%v):\n%s", err, buf.String())
+	}
+}
+
+// roundTo rounds to 1e-9, so float differences print as decimals.
+func roundTo(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Round(x*1e9) / 1e9
+	}
+	return out
+}
+
+// A bad SVCBENCH_FLUSH stops the reverse proxy before it serves.
+func TestBaselineChildBadFlush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	env := append(baselineChildEnv("http://127.0.0.1:9", 0), envFlush+"=soon")
+	c, err := startChild(context.Background(), "reverse proxy", env)
+	if err == nil {
+		c.stop()
+		t.Fatal("started with a bad flush interval")
+	}
+	if !strings.Contains(err.Error(), envFlush) {
+		t.Errorf("error %v does not name %s", err, envFlush)
 	}
 }
