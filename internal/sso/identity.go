@@ -22,4 +22,9 @@ type Identity struct {
 	// Method is the auth_method label: MethodSAML, MethodKerberos,
 	// MethodProxy, or "oidc:<idp>".
 	Method string
+	// Subject is the holder's full name where the short Username drops
+	// part of it and the method gives no e-mail address to tell holders
+	// apart: a Kerberos principal with its realm ("alice@CORP.EXAMPLE").
+	// Empty for the other methods.
+	Subject string
 }

@@ -247,8 +247,9 @@ func (s *Service) Exchange(ctx context.Context, id Identity) (Identity, []string
 }
 
 // sameHolder reports whether a sign-in is by the identity stored under its
-// username: the same method (for OIDC, the same identity provider) and the
-// same e-mail address.
+// username: the same method (for OIDC, the same identity provider), the
+// same e-mail address and the same full subject (for Kerberos, the realm:
+// alice@PARTNER.EXAMPLE through a cross-realm trust is not alice@CORP).
 func sameHolder(stored, id Identity) bool {
-	return stored.Method == id.Method && strings.EqualFold(stored.Email, id.Email)
+	return stored.Method == id.Method && strings.EqualFold(stored.Email, id.Email) && stored.Subject == id.Subject
 }

@@ -69,6 +69,17 @@ func TestService(t *testing.T) {
 		if id, roles, _ := a.Exchange(ctx, guest); slices.Contains(roles, "admin") || !slices.Equal(id.Groups, []string{"visitors"}) {
 			t.Errorf("another holder of the name took the stored roles: %v %v", roles, id.Groups)
 		}
+		// Kerberos gives no e-mail: the realm tells holders apart. A stored
+		// admin principal keeps its roles; the same short name from a
+		// trusted partner realm does not take them.
+		corp := sso.Identity{Username: "carol", Groups: []string{"platform-admins"}, Method: sso.MethodKerberos, Subject: "carol@CORP.EXAMPLE"}
+		if _, roles, err := a.Exchange(ctx, corp); err != nil || !slices.Contains(roles, "admin") {
+			t.Fatalf("carol@CORP: %v %v", roles, err)
+		}
+		partner := sso.Identity{Username: "carol", Method: sso.MethodKerberos, Subject: "carol@PARTNER.EXAMPLE"}
+		if _, roles, _ := a.Exchange(ctx, partner); slices.Contains(roles, "admin") {
+			t.Errorf("carol@PARTNER took carol@CORP's stored roles: %v", roles)
+		}
 		if _, err := a.UpdateConfig(ctx, sso.Patch{SyncGroupsOnLogin: ptr(true)}); err != nil {
 			t.Fatal(err)
 		}

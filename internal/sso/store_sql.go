@@ -105,6 +105,7 @@ type userRow struct {
 	Department  string   `json:"department,omitempty"`
 	Groups      []string `json:"groups,omitempty"`
 	Method      string   `json:"method"`
+	Subject     string   `json:"subject,omitempty"`
 }
 
 // User implements Store.
@@ -128,14 +129,14 @@ func (s *SQLStore) User(ctx context.Context, username string) (User, error) {
 		return User{}, fmt.Errorf("sso: decode user roles: %w", err)
 	}
 	u.Identity = Identity{Username: username, Email: row.Email, DisplayName: row.DisplayName, Department: row.Department,
-		Groups: row.Groups, Method: row.Method}
+		Groups: row.Groups, Method: row.Method, Subject: row.Subject}
 	return u, nil
 }
 
 // PutUser implements Store: it creates the user or replaces its identity,
 // roles and last sign-in (first_seen stays).
 func (s *SQLStore) PutUser(ctx context.Context, u User) error {
-	ident, err := json.Marshal(userRow{Email: u.Email, DisplayName: u.DisplayName, Department: u.Department, Groups: u.Groups, Method: u.Method})
+	ident, err := json.Marshal(userRow{Email: u.Email, DisplayName: u.DisplayName, Department: u.Department, Groups: u.Groups, Method: u.Method, Subject: u.Subject})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestMITKDC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		want := sso.Identity{Username: testUser, Method: sso.MethodKerberos}
+		want := sso.Identity{Username: testUser, Method: sso.MethodKerberos, Subject: testUser + "@" + kdctest.Realm}
 		if diff := cmp.Diff(want, id); diff != "" {
 			t.Errorf("identity (-want +got):\n%s", diff)
 		}

@@ -172,7 +172,7 @@ func TestTickets(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
-			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos}, id); diff != "" {
+			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos, Subject: tt.want + "@" + tt.spec.realmOr(synthRealm)}, id); diff != "" {
 				t.Errorf("identity (-want +got):\n%s", diff)
 			}
 		})
@@ -220,8 +220,8 @@ func TestPACGroups(t *testing.T) {
 		want   sso.Identity
 		fail   Reason
 	}{
-		{name: "decoded", pac: pacb, decode: true, want: sso.Identity{Username: "testuser1", DisplayName: "Test1 User1", Groups: groups, Method: sso.MethodKerberos}},
-		{name: "not decoded", pac: pacb, decode: false, want: sso.Identity{Username: "testuser1", Method: sso.MethodKerberos}},
+		{name: "decoded", pac: pacb, decode: true, want: sso.Identity{Username: "testuser1", DisplayName: "Test1 User1", Groups: groups, Method: sso.MethodKerberos, Subject: "testuser1@TEST.GOKRB5"}},
+		{name: "not decoded", pac: pacb, decode: false, want: sso.Identity{Username: "testuser1", Method: sso.MethodKerberos, Subject: "testuser1@TEST.GOKRB5"}},
 		{name: "tampered, decoded", pac: tampered, decode: true, fail: ReasonTicketInvalid},
 	}
 	for _, tt := range tests {

@@ -123,14 +123,18 @@ func (v *Verifier) verifyAPReq(req *messages.APReq, kt *keytab.Keytab) (creds *c
 	return creds, nil
 }
 
-// identity is the verified client: its principal name without the realm,
-// and with the PAC decoded, its group SIDs and full name.
+// identity is the verified client: its principal name without the realm
+// (the Subject keeps it), and with the PAC decoded, its group SIDs and
+// full name.
 func (v *Verifier) identity(req *messages.APReq, creds *credentials.Credentials) (sso.Identity, *apierr.Error) {
 	user := req.Ticket.DecryptedEncPart.CName.PrincipalNameString()
 	if user == "" {
 		return sso.Identity{}, fail(ReasonTicketInvalid, "the ticket names no client", nil)
 	}
-	id := sso.Identity{Username: user, Method: sso.MethodKerberos}
+	// The realm is kept beside the short name: a cross-realm trust lets
+	// alice@PARTNER sign in, and she is not alice@CORP.
+	id := sso.Identity{Username: user, Method: sso.MethodKerberos,
+		Subject: user + "@" + req.Ticket.DecryptedEncPart.CRealm}
 	if v.cfg.DecodePAC {
 		ad := creds.GetADCredentials()
 		id.DisplayName = ad.FullName
