@@ -98,6 +98,19 @@ func TestToolGateway(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Errorf("the read-only tool reached the server %d times, want 1 (the second from the cache)", calls.Load())
 	}
+	// The cache's statistics: this replica's counts at once.
+	var stats struct {
+		Servers []struct {
+			ServerID string  `json:"server_id"`
+			Hits     int     `json:"hits"`
+			Misses   int     `json:"misses"`
+			SavedUSD float64 `json:"saved_usd"`
+		} `json:"servers"`
+	}
+	if st := g.request(g.proxy, "GET", "/api/mcp/cache/stats", nil, &stats); st != 200 || len(stats.Servers) == 0 ||
+		stats.Servers[0].ServerID != "crm" || stats.Servers[0].Hits != 1 || stats.Servers[0].Misses != 1 || stats.Servers[0].SavedUSD != 0.25 {
+		t.Errorf("cache stats: %d %+v, want crm with 1 hit, 1 miss, $0.25 saved", st, stats)
+	}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"text": "x", "extra": 1}}); err == nil {
 		t.Error("a parameter outside allowed_params passed")
 	}

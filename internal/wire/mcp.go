@@ -107,6 +107,7 @@ func newToolGateway(s *System, keys *auth.Keys, lim mcpLimits, scan mcpScanner, 
 	var tc *toolcache.Cache
 	if p.cfg.CacheEnabled {
 		tc = toolcache.New(p.kv, toolcache.Options{DefaultTTL: p.cfg.CacheTTL, Log: s.Log})
+		s.runs("mcp-cache-stats", tc.Run)
 	}
 	gw := t.gateway(p, grants, tc, lim, scan, rec)
 	if err := t.surfaces(p, gw, host, tc); err != nil {

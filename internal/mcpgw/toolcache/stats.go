@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/store"
 )
@@ -19,9 +21,53 @@ type ServerStats struct {
 	SavedUSD float64 `json:"saved_usd"`
 }
 
-// Stats reads the statistics of each server, in order; a server never
-// looked up has zeros.
+// StatsInterval is how often Run adds the statistics counted in process
+// to the shared counters: another replica's counts show in Stats within it.
+const StatsInterval = time.Second
+
+// Run flushes the statistics every StatsInterval until ctx ends, then once
+// more. A failed flush keeps its counts for the next one.
+func (c *Cache) Run(ctx context.Context) error {
+	tick := time.NewTicker(StatsInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.StoreTimeout)
+			defer cancel()
+			c.FlushStats(fctx)
+			return nil
+		case <-tick.C:
+			c.FlushStats(ctx)
+		}
+	}
+}
+
+// FlushStats adds the statistics counted in process to the store's
+// counters; what the store refuses stays pending (and is logged).
+func (c *Cache) FlushStats(ctx context.Context) {
+	c.pending.Range(func(k, v any) bool {
+		n := v.(*atomic.Int64).Swap(0)
+		if n == 0 {
+			return true
+		}
+		sctx, cancel := context.WithTimeout(ctx, c.o.StoreTimeout)
+		_, err := c.kv.IncrBy(sctx, k.(string), n, 0)
+		cancel()
+		if err != nil {
+			v.(*atomic.Int64).Add(n)
+			c.kvFailed("stats", err)
+			return false
+		}
+		return true
+	})
+}
+
+// Stats reads the statistics of each server, in order, after adding this
+// replica's pending counts (another's show after its next flush, within
+// StatsInterval); a server never looked up has zeros.
 func (c *Cache) Stats(ctx context.Context, serverIDs []string) ([]ServerStats, error) {
+	c.FlushStats(ctx)
 	out := make([]ServerStats, 0, len(serverIDs))
 	for _, id := range serverIDs {
 		var v [3]int64

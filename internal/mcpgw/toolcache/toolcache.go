@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,9 @@ type Cache struct {
 	o        Options
 	gens     generations
 	lastWarn atomic.Int64 // unix seconds of the last KV warning
+	// pending are the statistics counted here and not yet added to the
+	// store's counters (stats.go): KV key → *atomic.Int64.
+	pending sync.Map
 }
 
 // New returns a Cache over kv.
@@ -166,13 +170,16 @@ func (c *Cache) Hit(ctx context.Context, serverID string, savedUSD float64) {
 	}
 }
 
-// count adds n to one of a server's statistics counters; a failure is logged.
-func (c *Cache) count(ctx context.Context, serverID, name string, n int64) {
-	sctx, cancel := context.WithTimeout(ctx, c.o.StoreTimeout)
-	defer cancel()
-	if _, err := c.kv.IncrBy(sctx, statsKey(serverID, name), n, 0); err != nil {
-		c.kvFailed("stats", err)
+// count adds n to one of a server's statistics counters, in process: the
+// call path makes no store round trip for statistics; FlushStats (every
+// second under Run, and before Stats) adds them to the shared counters.
+func (c *Cache) count(_ context.Context, serverID, name string, n int64) {
+	key := statsKey(serverID, name)
+	v, ok := c.pending.Load(key)
+	if !ok {
+		v, _ = c.pending.LoadOrStore(key, new(atomic.Int64))
 	}
+	v.(*atomic.Int64).Add(n)
 }
 
 // microUSD is usd in whole micro-dollars, 0 for a negative or non-finite

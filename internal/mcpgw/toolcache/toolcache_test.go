@@ -349,6 +349,16 @@ func TestStats(t *testing.T) {
 			c.Hit(ctx, "github", 0.25)
 		}
 		a.Hit(ctx, "github", -3) // a hit, no savings
+		// Counted in process: b's reading shows b's own counts at once,
+		// a's after a's next flush (its Run flushes every StatsInterval).
+		own, err := b.Stats(ctx, []string{"github"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]ServerStats{{ServerID: "github", Hits: 2, Misses: 1, HitRate: 0.6667, SavedUSD: 0.5}}, own); d != "" {
+			t.Errorf("before a's flush (-want +got):\n%s", d)
+		}
+		a.FlushStats(ctx)
 		got, err := b.Stats(ctx, []string{"github", "unused"})
 		if err != nil {
 			t.Fatal(err)
@@ -363,6 +373,51 @@ func TestStats(t *testing.T) {
 		js, _ := json.Marshal(got[0])
 		if string(js) != `{"server_id":"github","hits":4,"misses":2,"hit_rate":0.6667,"saved_usd":0.75}` {
 			t.Errorf("JSON: got %s", js)
+		}
+	})
+}
+
+// counting counts a store's counter operations.
+type counting struct {
+	store.KV
+	incrs atomic.Int64
+}
+
+func (c *counting) IncrBy(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error) {
+	c.incrs.Add(1)
+	return c.KV.IncrBy(ctx, key, delta, ttl)
+}
+
+// TestStatsOffTheCallPath: lookups and hits make no store round trip for
+// statistics; Run adds them up every StatsInterval and once more when it
+// ends, in one increment per counter.
+func TestStatsOffTheCallPath(t *testing.T) {
+	stores(t, func(t *testing.T, kv store.KV) {
+		ctx, cancel := context.WithCancel(context.Background())
+		ckv := &counting{KV: kv}
+		c := New(ckv, Options{})
+		k := key("t", "github", "list", `{}`)
+		put(t, c, k, textResult("x"), time.Minute)
+		before := ckv.incrs.Load()
+		for range 50 {
+			get(t, c, k)
+			c.Hit(ctx, "github", 0.01)
+		}
+		if n := ckv.incrs.Load() - before; n != 0 {
+			t.Errorf("50 hits made %d counter round trips, want none", n)
+		}
+		done := make(chan error)
+		go func() { done <- c.Run(ctx) }()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := ckv.incrs.Load() - before; n != 2 {
+			t.Errorf("the flush made %d increments, want one per counter (hits, saved)", n)
+		}
+		got, err := New(kv, Options{}).Stats(context.Background(), []string{"github"})
+		if err != nil || got[0].Hits != 50 || got[0].SavedUSD != 0.5 {
+			t.Errorf("after Run ended: %+v %v, want 50 hits and $0.50 saved", got, err)
 		}
 	})
 }
