@@ -214,3 +214,27 @@ func TestV1AdmittedOnce(t *testing.T) {
 		t.Errorf("two calls: admitted %d, settled %d; want 2 and 2", a, s)
 	}
 }
+
+// TestRelayedFailureIsGeneric: a relayed method (completion, resources)
+// that fails below the protocol — the server gone — answers svc's generic
+// upstream error, not the transport's text with the server's address.
+func TestRelayedFailureIsGeneric(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
+	ctx := context.Background()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatalf("resources before the server went: %v", err)
+	}
+	addr := strings.TrimPrefix(h.up.url, "http://")
+	h.up.hs.CloseClientConnections()
+	h.up.hs.Close()
+	_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "p"},
+		Argument: mcp.CompleteParamsArgument{Name: "a", Value: "x"}})
+	if err == nil || rpcCode(err) != httpapi.CodeUpstream || strings.Contains(err.Error(), addr) {
+		t.Errorf("completion with the server gone: %v, want svc's upstream error without %s", err, addr)
+	}
+	_, err = cs.ListResources(ctx, nil)
+	if err == nil || rpcCode(err) != httpapi.CodeUpstream || strings.Contains(err.Error(), addr) {
+		t.Errorf("resources with the server gone: %v, want svc's upstream error without %s", err, addr)
+	}
+}

@@ -116,14 +116,26 @@ func (v *view) relay(ctx context.Context, method string, req mcp.Request) (mcp.R
 		res, err = relayed(sc, r, e)
 	}
 	if err != nil {
-		var we *jsonrpc.Error
-		if errors.As(err, &we) {
-			return nil, err // the server's own protocol error, as it sent it (scrubbed)
-		}
-		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server failed", err))
+		return nil, relayError(err)
 	}
 	return res, nil
 }
+
+// relayError is a relayed method's failure as the caller sees it: the
+// server's own protocol error as it sent it (scrubbed), anything else svc's
+// generic one. The SDK reports a transport failure (its text names the
+// server's address) as a protocol error too, coded codeRejected.
+func relayError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != codeRejected {
+		return we
+	}
+	return rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server failed", err))
+}
+
+// codeRejected is the SDK's "rejected by transport" (jsonrpc2.ErrRejected),
+// which wraps the client transport's failures.
+const codeRejected = -32005
 
 // relayed is a relayed answer cleaned by sc (mcpgw.Scrub), as an
 // mcp.Result: nil, not a typed nil, when there is none.
@@ -149,5 +161,8 @@ func (v *view) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		return nil, rpcError(apierr.Wrap(apierr.UpstreamError, "tool_server_error", "the MCP server could not be reached", err))
 	}
 	r, err := cs.Complete(ctx, req.Params)
-	return mcpgw.Scrub(sc, r, err)
+	if r, err = mcpgw.Scrub(sc, r, err); err != nil {
+		return nil, relayError(err)
+	}
+	return r, nil
 }
