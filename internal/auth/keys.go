@@ -438,22 +438,16 @@ func (k *Keys) evict(sum [32]byte) {
 // emptied and trusted again.
 func (k *Keys) Run(ctx context.Context) error {
 	go k.watchBus(ctx)
-	for ctx.Err() == nil {
-		sub, err := k.bus.Subscribe(ctx, changedChannel)
-		if err != nil {
-			k.log.Warn("key invalidation subscription failed; retrying", "err", err)
-			k.flush()
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
+	return store.Follow(ctx, k.bus, changedChannel, store.FollowHooks{
+		Message: k.evictHex,
+		Lost: func(err error) error {
+			if ctx.Err() == nil && !errors.Is(err, store.ErrSubscriptionEnded) {
+				k.log.Warn("key invalidation subscription failed; retrying", "err", err)
 			}
-			continue
-		}
-		k.follow(ctx, sub)
-		sub.Close()
-		k.flush()
-	}
-	return nil
+			k.flush()
+			return nil
+		},
+	})
 }
 
 // watchBus sets busDown while the bus fails its pings; each flip empties
@@ -470,20 +464,12 @@ func (k *Keys) watchBus(ctx context.Context) {
 	})
 }
 
-func (k *Keys) follow(ctx context.Context, sub store.Subscription) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-sub.C():
-			if !ok {
-				return
-			}
-			raw, err := hex.DecodeString(string(msg))
-			if err == nil && len(raw) == 32 {
-				k.evict([32]byte(raw))
-			}
-		}
+// evictHex evicts the key whose hash a change notice carries (in hex);
+// other messages are ignored.
+func (k *Keys) evictHex(msg []byte) {
+	raw, err := hex.DecodeString(string(msg))
+	if err == nil && len(raw) == 32 {
+		k.evict([32]byte(raw))
 	}
 }
 
