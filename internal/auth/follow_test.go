@@ -202,3 +202,16 @@ func TestSubscribeFailureEmptiesCache(t *testing.T) {
 	bus.gate <- errBusDown // the retry waits on the gate: not answered
 	p.refused(t, "subscribe failed")
 }
+
+// TestSubscribeEmptiesCache: what was cached before the subscription was
+// made (before Run, or while Subscribe failed) may have missed a notice,
+// so making it empties the cache.
+func TestSubscribeEmptiesCache(t *testing.T) {
+	bus, other := gated(t)
+	p := newTwoProcesses(t, bus, other)
+	p.cache(t)
+	p.revoke(t)
+	bus.gate <- nil
+	bus.subscribed(t, 1)
+	p.refused(t, "subscribed")
+}
