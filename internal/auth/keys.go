@@ -429,31 +429,29 @@ func (k *Keys) evict(sum [32]byte) {
 }
 
 // Run follows invalidations from other processes until ctx ends. When the
-// subscription fails it retries, and empties the cache meanwhile so that no
-// revocation is missed for longer than the retry. It also pings the bus
-// every second: while the bus does not answer (a notice published then is
-// lost), lookups bypass the cache and go to the store, so a revocation made
-// anywhere holds here within about a second and a half of the outage's
-// start, whatever SVC_KEY_CACHE_TTL is; when the bus is back the cache is
-// emptied and trusted again.
+// subscription fails it retries every second; the cache is emptied when
+// the subscription fails or ends and again when it is made, so that no
+// revocation announced while it was not listening is missed. It also pings
+// the bus every second: while the bus does not answer (a notice published
+// then is lost), lookups bypass the cache and go to the store, so a
+// revocation made anywhere holds here within about a second and a half of
+// the outage's start, whatever SVC_KEY_CACHE_TTL is; when the bus is back
+// the cache is emptied and trusted again.
 func (k *Keys) Run(ctx context.Context) error {
 	go k.watchBus(ctx)
-	for ctx.Err() == nil {
-		sub, err := k.bus.Subscribe(ctx, changedChannel)
-		if err != nil {
-			k.log.Warn("key invalidation subscription failed; retrying", "err", err)
-			k.flush()
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
+	return store.Follow(ctx, k.bus, changedChannel, store.FollowHooks{
+		// Lookups cached before we listened (before Run, or while
+		// Subscribe failed) may have missed a revocation.
+		Subscribed: k.flush,
+		Message:    k.evictHex,
+		Lost: func(err error) error {
+			if ctx.Err() == nil && !errors.Is(err, store.ErrSubscriptionEnded) {
+				k.log.Warn("key invalidation subscription failed; retrying", "err", err)
 			}
-			continue
-		}
-		k.follow(ctx, sub)
-		sub.Close()
-		k.flush()
-	}
-	return nil
+			k.flush()
+			return nil
+		},
+	})
 }
 
 // watchBus sets busDown while the bus fails its pings; each flip empties
@@ -470,20 +468,12 @@ func (k *Keys) watchBus(ctx context.Context) {
 	})
 }
 
-func (k *Keys) follow(ctx context.Context, sub store.Subscription) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-sub.C():
-			if !ok {
-				return
-			}
-			raw, err := hex.DecodeString(string(msg))
-			if err == nil && len(raw) == 32 {
-				k.evict([32]byte(raw))
-			}
-		}
+// evictHex evicts the key whose hash a change notice carries (in hex);
+// other messages are ignored.
+func (k *Keys) evictHex(msg []byte) {
+	raw, err := hex.DecodeString(string(msg))
+	if err == nil && len(raw) == 32 {
+		k.evict([32]byte(raw))
 	}
 }
 

@@ -300,49 +300,39 @@ func (v *Vault) Run(ctx context.Context) error {
 		v.mu.Unlock()
 	}()
 
-	// wake is received here; pending (see Vault) only under v.mu.
-	subscribe := func() (store.Subscription, error) {
-		sub, err := v.bus.Subscribe(ctx, Channel)
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("keyvault: subscribe to %s: %w", Channel, err)
+	// Two subscriptions: pending (see Vault), received only under v.mu,
+	// and the one Follow makes, which wakes Run.
+	pending, err := v.bus.Subscribe(ctx, Channel)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
 		}
-		return sub, nil
-	}
-	wake, err := subscribe()
-	if wake == nil {
-		return err // nil if ctx ended first
-	}
-	defer wake.Close()
-	pending, err := subscribe()
-	if pending == nil {
-		return err
+		return fmt.Errorf("keyvault: subscribe to %s: %w", Channel, err)
 	}
 	defer pending.Close()
-
-	v.mu.Lock()
-	if cap(pending.C()) > 0 { // an unbuffered channel never holds a message for Key to see
-		v.pending = pending.C()
-	}
-	v.dropAllLocked() // entries cached before we listened may have missed a change
-	v.mu.Unlock()
-
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case msg, ok := <-wake.C():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("keyvault: subscription to %s ended", Channel)
+	return store.Follow(ctx, v.bus, Channel, store.FollowHooks{
+		Subscribed: func() {
+			v.mu.Lock()
+			if cap(pending.C()) > 0 { // an unbuffered channel never holds a message for Key to see
+				v.pending = pending.C()
 			}
+			v.dropAllLocked() // entries cached before we listened may have missed a change
+			v.mu.Unlock()
+		},
+		Message: func(msg []byte) {
 			v.mu.Lock()
 			v.applyPendingLocked()
 			v.evictLocked(string(msg))
 			v.mu.Unlock()
-		}
-	}
+		},
+		// One subscription: a failure or an end is Run's error.
+		Lost: func(err error) error {
+			if errors.Is(err, store.ErrSubscriptionEnded) {
+				return fmt.Errorf("keyvault: subscription to %s ended", Channel)
+			}
+			return fmt.Errorf("keyvault: subscribe to %s: %w", Channel, err)
+		},
+	})
 }
 
 // applyPendingLocked applies every message waiting in v.pending.

@@ -124,50 +124,37 @@ func (l *Live) Run(ctx context.Context) error {
 	if err := l.Load(ctx); err != nil && ctx.Err() == nil {
 		l.log.Warn("routing config: initial load failed; retrying", "err", err)
 	}
-	var sub store.Subscription
-	subscribe := func() {
-		if l.kv == nil || sub != nil {
-			return
-		}
-		s, err := l.kv.Subscribe(ctx, ChangedChannel)
-		if err != nil {
-			if ctx.Err() == nil {
+	if l.kv != nil {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { _ = store.Follow(ctx, l.kv, ChangedChannel, l.notices(ctx)) })
+	}
+	return store.Poll(ctx, pollEvery, l.refresh, func(err error) {
+		l.log.Warn("routing config: reload failed", "err", err)
+	})
+}
+
+// notices are the hooks of Run's follower: a notice of a version newer
+// than the current one reloads (beside the poll: swap keeps the newest);
+// a failed Subscribe is retried every pollEvery, the poll alone
+// propagating changes meanwhile.
+func (l *Live) notices(ctx context.Context) store.FollowHooks {
+	return store.FollowHooks{
+		Message: func(msg []byte) {
+			if v, err := strconv.ParseInt(string(msg), 10, 64); err == nil && v <= l.Version() {
+				return // ours, or already seen
+			}
+			if err := l.refresh(ctx); err != nil && ctx.Err() == nil {
+				l.log.Warn("routing config: reload failed", "err", err)
+			}
+		},
+		Lost: func(err error) error {
+			if ctx.Err() == nil && !errors.Is(err, store.ErrSubscriptionEnded) {
 				l.log.Warn("routing config: subscribe failed; polling only", "err", err)
 			}
-			return
-		}
-		sub = s
-	}
-	defer func() {
-		if sub != nil {
-			_ = sub.Close()
-		}
-	}()
-	subscribe()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		var msgs <-chan []byte
-		if sub != nil {
-			msgs = sub.C()
-		}
-		select {
-		case <-ctx.Done():
 			return nil
-		case msg, ok := <-msgs:
-			if !ok {
-				sub = nil
-				continue
-			}
-			if v, err := strconv.ParseInt(string(msg), 10, 64); err == nil && v <= l.Version() {
-				continue // ours, or already seen
-			}
-		case <-tick.C:
-			subscribe()
-		}
-		if err := l.refresh(ctx); err != nil && ctx.Err() == nil {
-			l.log.Warn("routing config: reload failed", "err", err)
-		}
+		},
+		Retry: pollEvery,
 	}
 }
 

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -241,49 +242,36 @@ func (g *Grants) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { g.watchBus(ctx) })
 	defer wg.Wait()
-	for ctx.Err() == nil {
-		sub, err := g.bus.Subscribe(ctx, Channel)
-		if err != nil {
-			if ctx.Err() == nil {
+	return store.Follow(ctx, g.bus, Channel, store.FollowHooks{
+		Subscribed: func() {
+			g.flush() // entries cached before we listened may have missed a change
+			g.following.Store(true)
+		},
+		Message: g.changeNotice,
+		Lost: func(err error) error {
+			g.following.Store(false)
+			switch {
+			case ctx.Err() != nil:
+				g.drop() // shutting down: nothing to tell
+			case errors.Is(err, store.ErrSubscriptionEnded):
+				g.flush()
+			default: // the cache stays unused until a subscription is made
 				g.log.Warn("MCP grant change subscription failed; retrying", "err", err)
 			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		g.flush() // entries cached before we listened may have missed a change
-		g.following.Store(true)
-		g.follow(ctx, sub)
-		g.following.Store(false)
-		_ = sub.Close()
-		if ctx.Err() != nil {
-			g.drop() // shutting down: nothing to tell
-			break
-		}
-		g.flush()
-	}
-	return nil
+			return nil
+		},
+	})
 }
 
-func (g *Grants) follow(ctx context.Context, sub store.Subscription) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-sub.C():
-			if !ok {
-				return
-			}
-			user, server, ok := strings.Cut(string(msg), "\n")
-			if !ok || user == "" || server == "" {
-				g.flush()
-				continue
-			}
-			g.evict(grantKey{user: user, server: server})
-		}
+// changeNotice applies a message of Channel: it drops the set it names,
+// or every set when it names none.
+func (g *Grants) changeNotice(msg []byte) {
+	user, server, ok := strings.Cut(string(msg), "\n")
+	if !ok || user == "" || server == "" {
+		g.flush()
+		return
 	}
+	g.evict(grantKey{user: user, server: server})
 }
 
 // watchBus sets busDown while the bus fails its pings; each flip empties

@@ -1,0 +1,217 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+	. "github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/sqlstore"
+)
+
+// gatedBus is a memkv bus whose Subscribe calls each wait for the test to
+// decide their outcome on gate (nil: subscribe), and whose subscriptions
+// the test can end.
+type gatedBus struct {
+	*memkv.KV
+	gate chan error
+	mu   sync.Mutex
+	subs []store.Subscription
+}
+
+func (b *gatedBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case err := <-b.gate:
+		if err != nil {
+			return nil, err
+		}
+	}
+	s, err := b.KV.Subscribe(ctx, channel)
+	if err == nil {
+		b.mu.Lock()
+		b.subs = append(b.subs, s)
+		b.mu.Unlock()
+	}
+	return s, err
+}
+
+// endAll ends every subscription made, as a store ending them does.
+func (b *gatedBus) endAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.subs {
+		_ = s.Close()
+	}
+}
+
+// subscribed waits until n subscriptions were made.
+func (b *gatedBus) subscribed(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		got := len(b.subs)
+		b.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+var errBusDown = errors.New("bus down")
+
+// twoProcesses are the proxy's key manager, following bus (its Run
+// started: its first Subscribe waits on the gate), and the admin's, in
+// another process sharing the database and publishing on adminBus, with
+// a key the admin created. The cache TTL is an hour: a stale entry the
+// proxy kept would let a revoked key in for the whole test.
+type twoProcesses struct {
+	proxy, admin *Keys
+	lookups      *countingStore // the proxy's
+	id, secret   string
+}
+
+func newTwoProcesses(t *testing.T, bus *gatedBus, adminBus Bus) *twoProcesses {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	p := &twoProcesses{lookups: &countingStore{KeyStore: NewSQLKeyStore(db)}}
+	p.proxy = NewKeys(p.lookups, bus, time.Hour, quiet)
+	p.admin = NewKeys(NewSQLKeyStore(db), adminBus, time.Hour, quiet)
+	vk, secret, err := p.admin.Create(t.Context(), CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.id, p.secret = vk.ID, secret
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.proxy.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return p
+}
+
+// cache makes the proxy cache its lookup of the key: two lookups in a row,
+// the second from the cache.
+func (p *twoProcesses) cache(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret}); err != nil {
+			t.Fatal(err)
+		}
+		n := p.lookups.lookups.Load()
+		if _, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret}); err != nil {
+			t.Fatal(err)
+		}
+		if p.lookups.lookups.Load() == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy does not cache the lookup")
+		}
+	}
+}
+
+// revoke revokes the key in the admin's process.
+func (p *twoProcesses) revoke(t *testing.T) {
+	t.Helper()
+	if _, err := p.admin.Revoke(t.Context(), p.id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refused waits until the proxy refuses the key, for up to a second.
+func (p *twoProcesses) refused(t *testing.T, what string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		_, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret})
+		if err != nil && apierr.KindOf(err) == apierr.Unauthenticated {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the revoked key is still accepted after 1s (err %v)", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// gated is a gated bus over a fresh memkv, and another memkv: a bus the
+// proxy does not hear.
+func gated(t *testing.T) (*gatedBus, *memkv.KV) {
+	bus, other := &gatedBus{KV: memkv.New(), gate: make(chan error)}, memkv.New()
+	t.Cleanup(func() { bus.KV.Close(); other.Close() })
+	return bus, other
+}
+
+// TestRevocationNoticeFollowed: a revocation announced on the bus the
+// proxy follows evicts its cached lookup.
+func TestRevocationNoticeFollowed(t *testing.T) {
+	bus, _ := gated(t)
+	p := newTwoProcesses(t, bus, bus.KV)
+	bus.gate <- nil
+	bus.subscribed(t, 1)
+	p.cache(t)
+	p.revoke(t)
+	p.refused(t, "notice followed")
+}
+
+// TestSubscriptionEndEmptiesCache: when the subscription ends a notice may
+// have been lost, so the cache is emptied: a revocation the proxy could
+// not hear holds at once.
+func TestSubscriptionEndEmptiesCache(t *testing.T) {
+	bus, other := gated(t)
+	p := newTwoProcesses(t, bus, other)
+	bus.gate <- nil
+	bus.subscribed(t, 1)
+	p.cache(t)
+	p.revoke(t)
+	bus.endAll() // the next Subscribe waits on the gate: not answered
+	p.refused(t, "subscription ended")
+}
+
+// TestSubscribeFailureEmptiesCache: so does a failed Subscribe.
+func TestSubscribeFailureEmptiesCache(t *testing.T) {
+	bus, other := gated(t)
+	p := newTwoProcesses(t, bus, other)
+	p.cache(t)
+	p.revoke(t)
+	bus.gate <- errBusDown // the retry waits on the gate: not answered
+	p.refused(t, "subscribe failed")
+}
+
+// TestSubscribeEmptiesCache: what was cached before the subscription was
+// made (before Run, or while Subscribe failed) may have missed a notice,
+// so making it empties the cache.
+func TestSubscribeEmptiesCache(t *testing.T) {
+	bus, other := gated(t)
+	p := newTwoProcesses(t, bus, other)
+	p.cache(t)
+	p.revoke(t)
+	bus.gate <- nil
+	bus.subscribed(t, 1)
+	p.refused(t, "subscribed")
+}

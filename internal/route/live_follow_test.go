@@ -1,0 +1,107 @@
+package route_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-gateway/svc/internal/route"
+	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/memkv"
+)
+
+// loadSignal is a config store that signals each load.
+type loadSignal struct {
+	route.ConfigStore
+	loads chan struct{}
+}
+
+func (s *loadSignal) LoadRouting(ctx context.Context) (route.Config, int64, error) {
+	select {
+	case s.loads <- struct{}{}:
+	default:
+	}
+	return s.ConfigStore.LoadRouting(ctx)
+}
+
+// afterPoll waits for the next load, having dropped those signalled
+// before: with no change announced meanwhile, a poll.
+func (s *loadSignal) afterPoll(t *testing.T) {
+	t.Helper()
+drain:
+	for {
+		select {
+		case <-s.loads:
+		default:
+			break drain
+		}
+	}
+	select {
+	case <-s.loads:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no poll within 3s")
+	}
+}
+
+// endableBus is a memkv bus whose subscriptions the test can end.
+type endableBus struct {
+	*memkv.KV
+	mu   sync.Mutex
+	subs []store.Subscription
+}
+
+func (b *endableBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
+	s, err := b.KV.Subscribe(ctx, channel)
+	if err == nil {
+		b.mu.Lock()
+		b.subs = append(b.subs, s)
+		b.mu.Unlock()
+	}
+	return s, err
+}
+
+func (b *endableBus) endAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.subs {
+		_ = s.Close()
+	}
+}
+
+func (b *endableBus) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
+
+// TestLiveFollowsNotices: an update announced on the bus is followed at
+// once, not at the next poll, also after the subscription ended (Run
+// subscribes again).
+func TestLiveFollowsNotices(t *testing.T) {
+	db := openDB(t)
+	bus := &endableBus{KV: newKV(t)}
+	writer := route.NewLive(db, bus, nil)
+	loads := &loadSignal{ConfigStore: db, loads: make(chan struct{}, 16)}
+	follower := route.NewLive(loads, bus, nil)
+	run(t, follower)
+	eventually(t, "the subscription", func() bool { return bus.count() == 1 })
+	// Just after a poll the next is a second away: converging well before
+	// it takes the notice.
+	quick := func(provider string) {
+		t.Helper()
+		loads.afterPoll(t)
+		start := time.Now()
+		if _, err := writer.Update(t.Context(), setDefault(provider)); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		eventually(t, "the notice followed", func() bool { return follower.Current().DefaultProvider == provider })
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("%s followed after %v, want the notice's few milliseconds (the poll is every second)", provider, d)
+		}
+	}
+	quick("groq")
+	bus.endAll()
+	eventually(t, "a new subscription", func() bool { return bus.count() == 2 })
+	quick("mistral")
+}
