@@ -159,8 +159,14 @@ func From(err error) *Error {
 	return &Error{Kind: Internal, Code: "internal_error", Message: "internal error", Err: err}
 }
 
-// KindOf is the kind of err (Internal when err is not an *Error).
-func KindOf(err error) Kind { return From(err).Kind }
+// KindOf is the kind of err (Internal when err is not an *Error, and for
+// nil, which has none: callers ask about failures).
+func KindOf(err error) Kind {
+	if err == nil {
+		return Internal
+	}
+	return From(err).Kind
+}
 
 // SetHeaders writes e's Retry-After and extra headers to h.
 func (e *Error) SetHeaders(h http.Header) {

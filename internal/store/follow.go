@@ -34,7 +34,8 @@ type FollowHooks struct {
 	// subscription ends (then after it was closed). err is ctx's error
 	// when ctx has ended, else Subscribe's error or ErrSubscriptionEnded.
 	// A nil return follows on: Follow subscribes again at once after an
-	// end, after Retry after a failure. An error ends Follow, which
+	// end (one that ended within a second, or Retry if shorter, with no
+	// message is treated as a failure), after Retry after a failure. An error ends Follow, which
 	// returns it (unless ctx has ended).
 	Lost func(err error) error
 	// Retry is the wait after a failed Subscribe (≤ 0: FollowRetry).
@@ -56,8 +57,14 @@ func Follow(ctx context.Context, bus Subscriber, channel string, h FollowHooks) 
 		sub, err := bus.Subscribe(ctx, channel)
 		failed := err != nil
 		if !failed {
-			err = h.read(ctx, sub)
+			made := time.Now()
+			var got int
+			got, err = h.read(ctx, sub)
 			_ = sub.Close()
+			// A subscription that ended as soon as it was made, with no
+			// message, is a store refusing it: waiting as after a failure
+			// keeps Follow from spinning on it.
+			failed = got == 0 && time.Since(made) < min(retry, time.Second)
 		}
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -75,18 +82,19 @@ func Follow(ctx context.Context, bus Subscriber, channel string, h FollowHooks) 
 }
 
 // read runs h.Subscribed, then h.Message for each message of sub until its
-// channel closes (ErrSubscriptionEnded) or ctx ends (ctx's error).
-func (h *FollowHooks) read(ctx context.Context, sub Subscription) error {
+// channel closes (ErrSubscriptionEnded) or ctx ends (ctx's error); it
+// returns how many messages it passed on.
+func (h *FollowHooks) read(ctx context.Context, sub Subscription) (int, error) {
 	if h.Subscribed != nil {
 		h.Subscribed()
 	}
-	for {
+	for n := 0; ; n++ {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return n, ctx.Err()
 		case msg, ok := <-sub.C():
 			if !ok {
-				return ErrSubscriptionEnded
+				return n, ErrSubscriptionEnded
 			}
 			if h.Message != nil {
 				h.Message(msg)

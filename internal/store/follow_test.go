@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -390,5 +391,34 @@ func TestFollowNilHooks(t *testing.T) {
 	cancel()
 	if err := returned(t, done, time.Second); err != nil {
 		t.Errorf("Follow returned %v, want nil", err)
+	}
+}
+
+// endingBus accepts every Subscribe with a subscription already ended.
+type endingBus struct{ calls atomic.Int64 }
+
+func (b *endingBus) Subscribe(context.Context, string) (store.Subscription, error) {
+	b.calls.Add(1)
+	ch := make(chan []byte)
+	close(ch)
+	return closedSub{ch}, nil
+}
+
+type closedSub struct{ ch chan []byte }
+
+func (s closedSub) C() <-chan []byte { return s.ch }
+func (s closedSub) Close() error     { return nil }
+
+// TestFollowDoesNotSpin: a store that ends every subscription as soon as it
+// is made, before any message, is waited for as after a failed Subscribe.
+func TestFollowDoesNotSpin(t *testing.T) {
+	bus := &endingBus{}
+	ctx, cancel := context.WithTimeout(t.Context(), 350*time.Millisecond)
+	defer cancel()
+	if err := store.Follow(ctx, bus, "c", store.FollowHooks{Retry: 100 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if n := bus.calls.Load(); n > 5 {
+		t.Errorf("%d Subscribes in 350 ms with a 100 ms retry: Follow spins", n)
 	}
 }
