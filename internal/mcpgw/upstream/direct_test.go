@@ -66,6 +66,7 @@ func toolServer(t *testing.T, c *calls, opts *mcp.StreamableHTTPOptions) (string
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 any request of the server's during a call will do; roots/list needs no client capability
 		_, err := req.Session.ListRoots(ctx, nil)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked: " + errText(err)}}}, nil, nil
 	})
