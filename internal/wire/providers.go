@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/svc-gateway/svc/internal/config"
+	"github.com/svc-gateway/svc/internal/egress"
 	"github.com/svc-gateway/svc/internal/provider"
 	"github.com/svc-gateway/svc/internal/provider/anthropic"
 	"github.com/svc-gateway/svc/internal/provider/bedrock"
@@ -48,8 +49,12 @@ func bedrockAuth(cfg *config.Config, s config.ProviderSettings) (cred.Signer, bo
 
 // vertexAuth exchanges the service account in VERTEX_API_KEY (its JSON, or a
 // path to it; stored through the management API like any key) for tokens.
+// The key names its own token endpoint (token_uri): the request goes
+// through the egress policy (private addresses allowed, as for providers;
+// the clouds' metadata endpoints refused at connect time; no redirects), so
+// a stored key cannot point svc's signed assertion at the host's metadata.
 func vertexAuth(*config.Config, config.ProviderSettings) (cred.Signer, bool) {
-	return cred.NewGoogleKeySigner(), false
+	return cred.NewGoogleKeySigner(cred.WithGoogleTokenClient(egress.Policy{AllowPrivate: true}.Client(0))), false
 }
 
 // formats lists the wire formats this build speaks. A catalog provider whose
