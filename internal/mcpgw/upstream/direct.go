@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -79,7 +78,7 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 	}
 	resp, err := d.post(ctx, c, body)
 	if err != nil {
-		p.cancelled(ctx, c, id)
+		p.cancelled(c, id)
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -92,7 +91,7 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 	}
 	msg, err := p.readAnswer(ctx, serverID, c, resp, id)
 	if err != nil {
-		p.cancelled(ctx, c, id)
+		p.cancelled(c, id)
 		return nil, err
 	}
 	if msg.Error != nil {
@@ -111,20 +110,25 @@ func (d *direct) post(ctx context.Context, c *conn, body []byte) (*http.Response
 	if err != nil {
 		return nil, err
 	}
+	d.headers(req, c)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	return d.client.Do(req)
+}
+
+// headers sets the session's headers: its negotiated protocol version and
+// its id.
+func (d *direct) headers(req *http.Request, c *conn) {
 	req.Header.Set("Mcp-Protocol-Version", c.session.InitializeResult().ProtocolVersion)
 	if sid := c.session.ID(); sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
-	return d.client.Do(req)
 }
 
 // readAnswer reads the response to request id from a JSON body or an event
-// stream. On the stream, a notice that the server's tools changed is
-// handled as the session's own; a request of the server's (svc offers the
-// server no capability: sampling, roots, elicitation) is refused, so the
-// server does not wait for it.
+// stream (sse.go). A stream the server ends before the answer is resumed as
+// the SDK's client does: GET with Last-Event-ID after the delay the server
+// asked for, when the server gave its events ids.
 func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (*rpcMessage, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "application/json" {
@@ -140,63 +144,30 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 	if ct != "text/event-stream" {
 		return nil, fmt.Errorf("the MCP server answered with content type %q", ct)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 4096), int(p.opts.MaxResultBytes)+64<<10)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) > 0 {
-			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
-				data = append(data, '\n')
-			}
-			continue
+	st := &stream{pool: p, serverID: serverID, c: c, id: id}
+	body := resp.Body
+	for resumed := 0; ; resumed++ {
+		m, err := st.read(ctx, body)
+		if body != resp.Body {
+			body.Close()
 		}
-		if len(data) == 0 {
-			continue // an event without data (a priming event)
+		if m != nil || err != nil {
+			return m, err
 		}
-		var m rpcMessage
-		err := json.Unmarshal(data, &m)
-		data = data[:0]
-		if err != nil {
-			return nil, fmt.Errorf("decoding the server's event: %w", err)
+		if st.lastID == "" || resumed == maxResumes {
+			return nil, errStreamEnded
 		}
-		switch {
-		case m.Method == "" && sameID(m.ID, id):
-			return &m, nil
-		case m.Method == "notifications/tools/list_changed":
-			p.toolsChanged(serverID)
-		case m.Method != "" && len(m.ID) > 0:
-			go p.refuse(c, m)
+		if body, err = st.resume(ctx); err != nil {
+			return nil, err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("the server's stream ended before its answer")
-}
-
-// refuse answers a server's request that svc does not serve.
-func (p *Pool) refuse(c *conn, m rpcMessage) {
-	ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
-	defer cancel()
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "svc does not serve " + m.Method}})
-	if resp, err := c.direct.post(ctx, c, body); err == nil {
-		resp.Body.Close()
 	}
 }
 
 // cancelled tells the server, as the SDK's client does, that svc gave up
-// on request id (the caller went away or the call timed out), so that it
-// stops the tool: closing the HTTP request does not.
-func (p *Pool) cancelled(ctx context.Context, c *conn, id string) {
-	if ctx.Err() == nil {
-		return
-	}
+// on request id — the caller went away, the call timed out, or its answer
+// could not be read — so that it stops the tool: closing the HTTP request
+// does not. It is sent in the background, bounded by refuseTimeout.
+func (p *Pool) cancelled(c *conn, id string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
 		defer cancel()
@@ -211,7 +182,8 @@ func (p *Pool) cancelled(ctx context.Context, c *conn, id string) {
 	}()
 }
 
-// refuseTimeout bounds the answer to a server's request.
+// refuseTimeout bounds the answer to a server's request, and the notice of
+// a call given up on.
 const refuseTimeout = 10 * time.Second
 
 // sameID compares a JSON id with the string id svc sent.

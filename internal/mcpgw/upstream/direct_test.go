@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +71,24 @@ func toolServer(t *testing.T, c *calls, opts *mcp.StreamableHTTPOptions) (string
 		//lint:ignore SA1019 any request of the server's during a call will do; roots/list needs no client capability
 		_, err := req.Session.ListRoots(ctx, nil)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked: " + errText(err)}}}, nil, nil
+	})
+	var runs atomic.Int64
+	mcp.AddTool(srv, &mcp.Tool{Name: "closes"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		runs.Add(1)
+		// A long-running tool's server closes the stream and the client
+		// comes back for the answer (SEP-1699).
+		if req.Extra != nil && req.Extra.CloseSSEStream != nil {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+		}
+		time.Sleep(100 * time.Millisecond)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done after %d run(s)", runs.Load())}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "nags"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		for range 40 {
+			//lint:ignore SA1019 any request of the server's during a call will do
+			_, _ = req.Session.ListRoots(ctx, nil)
+		}
+		return &mcp.CallToolResult{}, nil, nil
 	})
 	cancelled := make(chan struct{}, 1)
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
@@ -170,5 +190,44 @@ func TestDirectCancels(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
 		t.Error("the server's tool was not cancelled")
+	}
+}
+
+// TestDirectPrimedAndResumed: a server with an event store primes each
+// stream with an event that has an id and no data, and may close a stream
+// before its answer (SEP-1699): the direct path skips the priming event and
+// resumes the stream with Last-Event-ID, so the tool runs once and its
+// answer arrives, without the SDK's client.
+func TestDirectPrimedAndResumed(t *testing.T) {
+	c := &calls{}
+	url, _ := toolServer(t, c, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	p := newPool(t)
+	s := &mcpgw.Server{ID: "t", BaseURL: url, AuthType: mcpgw.AuthNone, UpdatedAt: time.Now()}
+	callEcho(t, p, s, "primed")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := p.CallTool(ctx, s, &mcp.CallToolParams{Name: "closes", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("a call whose stream the server closed: %v", err)
+	}
+	if got := r.Content[0].(*mcp.TextContent).Text; got != "done after 1 run(s)" {
+		t.Errorf("answer %q, want the one run's", got)
+	}
+	if got := c.seen(); len(got) != 2 || got[1] != `"svc-2"` {
+		t.Errorf("the server saw calls %v, want svc's own two", got)
+	}
+}
+
+// TestDirectRefusalsBounded: a server that keeps asking during a call
+// fails the call instead of holding svc to it.
+func TestDirectRefusalsBounded(t *testing.T) {
+	url, _ := toolServer(t, &calls{}, nil)
+	p := newPool(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := p.CallTool(ctx, &mcpgw.Server{ID: "t", BaseURL: url, AuthType: mcpgw.AuthNone, UpdatedAt: time.Now()},
+		&mcp.CallToolParams{Name: "nags", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "requests during one call") {
+		t.Errorf("a server asking 40 times: %v, want the call failed", err)
 	}
 }
