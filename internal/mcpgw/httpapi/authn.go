@@ -3,12 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -197,7 +197,7 @@ func (a *API) readCall(r *http.Request) (*rpcRequest, error) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var req rpcRequest
-	if json.Unmarshal(body, &req) != nil {
+	if jsonv2.Unmarshal(body, &req) != nil {
 		return nil, nil
 	}
 	return &req, nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,7 +26,8 @@ import (
 // or Accept, params that do not decode) — goes to the SDK as before, and
 // so does a call on a session the SDK does not hold for this caller.
 
-// rpcRequest is one JSON-RPC message as the fast path reads it.
+// rpcRequest is one JSON-RPC message as the fast path reads it (names
+// matched exactly, as the SDK's decoder does: "METHOD" is not "method").
 type rpcRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -40,6 +42,14 @@ type callParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// liveSession is a session the fast path may serve: its view and the
+// protocol version its client asked for (and, when the SDK supports it,
+// uses: the version its requests name in Mcp-Protocol-Version).
+type liveSession struct {
+	view    *view
+	version string
+}
+
 // track makes ss eligible for the fast path once it has finished its
 // handshake (notifications/initialized), until the SDK closes it.
 func (a *API) track(v *view, ss *mcp.ServerSession) {
@@ -47,12 +57,16 @@ func (a *API) track(v *view, ss *mcp.ServerSession) {
 	if id == "" {
 		return
 	}
-	if _, dup := a.live.LoadOrStore(id, v); dup {
+	ls := &liveSession{view: v}
+	if p := ss.InitializeParams(); p != nil {
+		ls.version = p.ProtocolVersion
+	}
+	if _, dup := a.live.LoadOrStore(id, ls); dup {
 		return
 	}
 	go func() {
 		_ = ss.Wait()
-		a.live.CompareAndDelete(id, v)
+		a.live.CompareAndDelete(id, ls)
 	}()
 }
 
@@ -70,25 +84,36 @@ func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bo
 	if !ok {
 		return nil, false
 	}
-	v = x.(*view)
+	ls := x.(*liveSession)
+	v = ls.view
 	if v.key.server != r.PathValue("server_id") {
 		return nil, true
 	}
-	if v.key.caller != st.caller || r.Method != http.MethodPost || !acceptsBoth(r) || !isJSON(r.Header.Get("Content-Type")) {
+	if v.key.caller != st.caller || !sdkWouldTake(r, ls.version) {
 		return nil, false // another caller's session (the SDK refuses it), or a request the SDK refuses
 	}
 	return v, false
+}
+
+// sdkWouldTake reports whether the SDK's transport would take r on a
+// session whose client asked for version: a POST of JSON accepting JSON and
+// an event stream, naming that version (or none), not resuming a stream.
+// Anything else is left to the SDK, to answer or refuse as it does.
+func sdkWouldTake(r *http.Request, version string) bool {
+	pv := r.Header.Get("Mcp-Protocol-Version")
+	return r.Method == http.MethodPost && acceptsBoth(r) && isJSON(r.Header.Get("Content-Type")) &&
+		r.Header.Get("Last-Event-ID") == "" && (pv == "" || pv == version) && version < "2026-07-28"
 }
 
 // fastCall decodes req as a tools/call the fast path can run: a request
 // (an id), JSON-RPC 2.0, params with a tool name. Anything else is the
 // SDK's to answer (and to refuse with its own error).
 func fastCall(req *rpcRequest) (*callParams, bool) {
-	if req == nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || len(req.ID) == 0 || string(req.ID) == "null" {
+	if req == nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validID(req.ID) {
 		return nil, false
 	}
 	var p callParams
-	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
+	if jsonv2.Unmarshal(req.Params, &p) != nil || p.Name == "" {
 		return nil, false
 	}
 	if len(p.Arguments) > 0 && p.Arguments[0] != '{' && string(p.Arguments) != "null" {
@@ -125,6 +150,16 @@ func (a *API) serveFast(w http.ResponseWriter, r *http.Request, v *view, st *req
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// validID reports whether a request id is a string or a number, as
+// JSON-RPC allows (null is no id: a notification's).
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 // isJSON reports whether a Content-Type is application/json.

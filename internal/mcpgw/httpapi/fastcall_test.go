@@ -33,6 +33,21 @@ func (h *harness) rawCall(t *testing.T, path, key, sid, name, args string) (int,
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
 }
 
+// fastCallOnce makes the first fast call of a new session: the SDK runs
+// the InitializedHandler that makes a session live after it has answered
+// the client's notice, so the first calls may still be the SDK's.
+func (h *harness) fastCallOnce(t *testing.T, path, sid, name, args string) (int, string, string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, ct, body := h.rawCall(t, path, "sk-good", sid, name, args)
+		if ct == "application/json" || time.Now().After(deadline) {
+			return status, ct, body
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 type rpcAnswer struct {
 	ID     string              `json:"id"`
 	Result *mcp.CallToolResult `json:"result"`
@@ -51,7 +66,7 @@ func TestFastPath(t *testing.T) {
 	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
 	sid := cs.ID()
 
-	status, ct, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"fast"}`)
+	status, ct, body := h.fastCallOnce(t, "/fs/mcp/", sid, "echo", `{"text":"fast"}`)
 	var a rpcAnswer
 	if status != 200 || ct != "application/json" || json.Unmarshal([]byte(body), &a) != nil {
 		t.Fatalf("fast call: %d %s %s", status, ct, body)
@@ -104,7 +119,7 @@ func TestFastPath(t *testing.T) {
 func TestFastPathAggregate(t *testing.T) {
 	h := newHarness(t)
 	cs := h.connect(t, "/mcp/", "sk-good", nil)
-	status, ct, body := h.rawCall(t, "/mcp/", "sk-good", cs.ID(), "fs__echo", `{"text":"all"}`)
+	status, ct, body := h.fastCallOnce(t, "/mcp/", cs.ID(), "fs__echo", `{"text":"all"}`)
 	var a rpcAnswer
 	if status != 200 || ct != "application/json" || json.Unmarshal([]byte(body), &a) != nil || text(a.Result) != "echo: all" {
 		t.Fatalf("aggregate fast call: %d %s %s", status, ct, body)
@@ -116,17 +131,27 @@ func TestFastPathAggregate(t *testing.T) {
 	}
 }
 
-// TestNotFastPath: what the SDK must answer still reaches it — a request
-// without an id (a notification), a batch, params that do not decode, and
-// a request whose Accept the transport refuses.
+// TestNotFastPath: what the SDK must answer still reaches it, on a session
+// the fast path serves — a request without an id (a notification), a
+// batch, params or an id the SDK refuses, a name in another case, a
+// request whose Accept, protocol version or Last-Event-ID the transport
+// judges.
 func TestNotFastPath(t *testing.T) {
 	h := newHarness(t)
 	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
-	for _, c := range []struct{ name, body, accept string }{
-		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"n"}}}`, ""},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]`, ""},
-		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`, ""},
-		{"accept json only", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, "application/json"},
+	if _, ct, body := h.fastCallOnce(t, "/fs/mcp/", cs.ID(), "echo", `{"text":"live"}`); ct != "application/json" {
+		t.Fatalf("the session never took the fast path: %s %s", ct, body)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`
+	for _, c := range []struct{ name, body, accept, header, value string }{
+		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"n"}}}`, "", "", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]`, "", "", ""},
+		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`, "", "", ""},
+		{"accept json only", call, "application/json", "", ""},
+		{"an id that is an object", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, "", "", ""},
+		{"a name in another case", `{"jsonrpc":"2.0","id":1,"METHOD":"tools/call","method":"ping","params":{"name":"echo","arguments":{"text":"a"}}}`, "", "", ""},
+		{"another protocol version", call, "", "Mcp-Protocol-Version", "1999-01-01"},
+		{"a resumed stream", call, "", "Last-Event-ID", "7"},
 	} {
 		req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(c.body))
 		req.Header.Set("Authorization", "Bearer sk-good")
@@ -134,6 +159,9 @@ func TestNotFastPath(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if c.accept != "" {
 			req.Header.Set("Accept", c.accept)
+		}
+		if c.header != "" {
+			req.Header.Set(c.header, c.value)
 		}
 		req.Header.Set("Mcp-Session-Id", cs.ID())
 		resp, err := http.DefaultClient.Do(req)
@@ -147,5 +175,46 @@ func TestNotFastPath(t *testing.T) {
 	}
 	if a, s := h.lim.admitted.Load(), h.lim.settled.Load(); a != s {
 		t.Errorf("admitted %d, settled %d: want every admission settled", a, s)
+	}
+}
+
+// TestSessionOfAnotherEndpoint: a session opened on one endpoint and used
+// on another runs nothing there, also before the handshake's end (the
+// fast path knows only sessions that finished it; the SDK would run the
+// call on the first endpoint's server after the second's checks).
+func TestSessionOfAnotherEndpoint(t *testing.T) {
+	h := newHarness(t)
+	post := func(path, sid, body string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-good")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := post("/logged/mcp/", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	before := h.up.calls.Load()
+	// No notifications/initialized: straight to a call on another endpoint.
+	_, body = post("/fs/mcp/", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"text":"x"}}}`)
+	if !strings.Contains(body, "another endpoint") || h.up.calls.Load() != before {
+		t.Errorf("a call through another endpoint: %s (server calls %d → %d), want it refused", body, before, h.up.calls.Load())
+	}
+	// On its own endpoint the session works.
+	_, body = post("/logged/mcp/", sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"own"}}}`)
+	if !strings.Contains(body, "echo: own") {
+		t.Errorf("a call on the session's own endpoint: %s", body)
 	}
 }

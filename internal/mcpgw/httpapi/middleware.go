@@ -18,6 +18,9 @@ import (
 // prompts to the upstream session; everything else is the SDK's.
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if err := v.sameEndpoint(req); err != nil {
+			return nil, err
+		}
 		switch method {
 		case "tools/list":
 			v.refreshNow(ctx)
@@ -36,6 +39,26 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// sameEndpoint refuses a request that reached this view's session through
+// another endpoint: the SDK's handler holds the sessions of every endpoint,
+// and would run the request on this view's server after the other
+// endpoint's checks (reachability, admission). The request's endpoint is
+// the server authenticate resolved from its path (none: the aggregate).
+func (v *view) sameEndpoint(req mcp.Request) error {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return rpcError(apierr.New(apierr.Unauthenticated, "invalid_api_key", "a valid key is required"))
+	}
+	path := ""
+	if s, ok := extra.TokenInfo.Extra[extraServer].(*mcpgw.Server); ok {
+		path = s.ID
+	}
+	if path != v.key.server {
+		return rpcError(apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint"))
+	}
+	return nil
 }
 
 // call runs one tools/call the SDK decoded through the gateway, with the
@@ -59,7 +82,7 @@ func (v *view) call(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolR
 func (v *view) callTool(ctx context.Context, p *identity.Principal, adm mcpgw.Admission, trusted bool, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	refuse := func(err error) (*mcp.CallToolResult, error) {
 		if adm != nil {
-			adm.Settle(ctx, 0)
+			adm.Settle(context.WithoutCancel(ctx), 0)
 		}
 		return nil, rpcError(err)
 	}
