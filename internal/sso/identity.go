@@ -11,7 +11,9 @@ const (
 
 // Identity is who a verified sign-in says the user is, before roles: what
 // every method yields. Username is the short name (no "@domain", no
-// realm); Groups are as the identity system names them (names, GUIDs or
+// realm — but a Kerberos principal of another realm than the service's,
+// through a cross-realm trust, keeps its realm: "bob@PARTNER.EXAMPLE");
+// Groups are as the identity system names them (names, GUIDs or
 // URNs).
 type Identity struct {
 	Username    string

@@ -2,8 +2,9 @@
 // RFC 4559) into an sso.Identity: the AP-REQ a client sends in
 // "Authorization: Negotiate <token>" is checked against the service's
 // keytab with gokrb5 (ticket decryption, times, authenticator, gokrb5's
-// replay cache, optionally the Microsoft PAC), the client principal without
-// its realm becomes the username, and the mutual-authentication answer
+// replay cache, optionally the Microsoft PAC), the client principal becomes
+// the username (without its realm when it is the service's own; a trusted
+// partner realm's principal keeps it), and the mutual-authentication answer
 // (AP-REP) is built when the client asked for one. Failures are
 // *apierr.Error values (401) naming the check, never carrying the token.
 //

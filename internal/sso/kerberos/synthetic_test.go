@@ -74,6 +74,7 @@ func writeKeytab(t testing.TB, kt *keytab.Keytab) string {
 type ticketSpec struct {
 	client       string
 	sname, realm string // the service; the synthetic one when empty
+	crealm       string // the client's realm; the service's when empty
 	start, end   time.Time
 	kvno         int // the key version the ticket claims; synthKVNO when 0
 	edit         func(*messages.EncTicketPart)
@@ -97,7 +98,7 @@ func mintTicket(t testing.TB, kt *keytab.Keytab, s ticketSpec) (messages.Ticket,
 		t.Fatal(err)
 	}
 	part := messages.EncTicketPart{
-		Flags: types.NewKrbFlags(), Key: session, CRealm: s.realm, CName: cname,
+		Flags: types.NewKrbFlags(), Key: session, CRealm: s.clientRealm(), CName: cname,
 		AuthTime: s.start, StartTime: s.start, EndTime: s.end,
 	}
 	if s.edit != nil {
@@ -143,6 +144,9 @@ func TestTickets(t *testing.T) {
 	}{
 		{name: "valid", spec: now("alice"), want: "alice"},
 		{name: "two-component client", spec: now("alice/admin"), want: "alice/admin"},
+		// Through a cross-realm trust: the realm stays in the username, so
+		// bob@PARTNER is not this realm's bob (grants, budgets, sessions).
+		{name: "a trusted partner realm's client", spec: withCRealm(now("bob"), "PARTNER.TEST"), want: "bob@PARTNER.TEST"},
 		{name: "expired", spec: ticketSpec{client: "alice", start: n.Add(-2 * time.Hour), end: n.Add(-time.Hour)}, fail: ReasonExpired},
 		{name: "not yet valid", spec: ticketSpec{client: "alice", start: n.Add(time.Hour), end: n.Add(2 * time.Hour)}, fail: ReasonClockSkew},
 		{name: "ended within the skew", spec: ticketSpec{client: "alice", start: n.Add(-time.Hour), end: n.Add(-time.Minute)}, want: "alice"},
@@ -163,7 +167,11 @@ func TestTickets(t *testing.T) {
 			if tt.tamper != nil {
 				tt.tamper(&tkt)
 			}
-			tok, _ := clientToken(t, tkt, key, tt.spec.realmOr(synthRealm), cname, tt.opts)
+			crealm := tt.spec.crealm
+			if crealm == "" {
+				crealm = tt.spec.realmOr(synthRealm)
+			}
+			tok, _ := clientToken(t, tkt, key, crealm, cname, tt.opts)
 			id, _, err := r.v.Verify(context.Background(), tok)
 			if tt.fail != "" {
 				wantReason(t, err, tt.fail, tok)
@@ -172,7 +180,7 @@ func TestTickets(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
-			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos, Subject: tt.want + "@" + tt.spec.realmOr(synthRealm)}, id); diff != "" {
+			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos, Subject: tt.spec.client + "@" + crealm}, id); diff != "" {
 				t.Errorf("identity (-want +got):\n%s", diff)
 			}
 		})
@@ -181,6 +189,15 @@ func TestTickets(t *testing.T) {
 
 func withEdit(s ticketSpec, f func(*messages.EncTicketPart)) ticketSpec { s.edit = f; return s }
 func withKVNO(s ticketSpec, kvno int) ticketSpec                        { s.kvno = kvno; return s }
+func withCRealm(s ticketSpec, realm string) ticketSpec                  { s.crealm = realm; return s }
+
+// clientRealm is the client's realm: crealm, else the service's.
+func (s ticketSpec) clientRealm() string {
+	if s.crealm != "" {
+		return s.crealm
+	}
+	return s.realm
+}
 
 func (s ticketSpec) realmOr(def string) string {
 	if s.realm != "" {

@@ -123,18 +123,24 @@ func (v *Verifier) verifyAPReq(req *messages.APReq, kt *keytab.Keytab) (creds *c
 	return creds, nil
 }
 
-// identity is the verified client: its principal name without the realm
-// (the Subject keeps it), and with the PAC decoded, its group SIDs and
-// full name.
+// identity is the verified client: its principal name, without the realm
+// when it is the service's own (the Subject keeps it), and with the PAC
+// decoded, its group SIDs and full name.
 func (v *Verifier) identity(req *messages.APReq, creds *credentials.Credentials) (sso.Identity, *apierr.Error) {
 	user := req.Ticket.DecryptedEncPart.CName.PrincipalNameString()
 	if user == "" {
 		return sso.Identity{}, fail(ReasonTicketInvalid, "the ticket names no client", nil)
 	}
-	// The realm is kept beside the short name: a cross-realm trust lets
-	// alice@PARTNER sign in, and she is not alice@CORP.
-	id := sso.Identity{Username: user, Method: sso.MethodKerberos,
-		Subject: user + "@" + req.Ticket.DecryptedEncPart.CRealm}
+	// A cross-realm trust lets alice@PARTNER sign in, and she is not
+	// alice@CORP: a principal of another realm than the service's keeps
+	// its realm in the username (its grants, budgets, sessions and cache
+	// are its own), and the Subject always has it (stored roles).
+	realm := req.Ticket.DecryptedEncPart.CRealm
+	full := user + "@" + realm
+	id := sso.Identity{Username: user, Method: sso.MethodKerberos, Subject: full}
+	if realm != v.realm {
+		id.Username = full
+	}
 	if v.cfg.DecodePAC {
 		ad := creds.GetADCredentials()
 		id.DisplayName = ad.FullName
