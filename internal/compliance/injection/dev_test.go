@@ -2,6 +2,8 @@ package injection
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -89,3 +91,130 @@ const (
 	devFloorRules   = 0.0
 	devFloorLearned = 0.0
 )
+
+// scorerOf is the learned blend's Score with the weights file w.
+func scorerOf(t *testing.T, w []byte) func(string) float64 {
+	t.Helper()
+	m, err := decodeLearned(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(text string) float64 {
+		sc := getScanner()
+		defer putScanner(sc)
+		sc.scan(text, 0)
+		return sc.blended(m)
+	}
+}
+
+// publicSubset is train_public.jsonl's rows whose source repository is not
+// in drop, as a training set.
+func publicSubset(t *testing.T, drop ...string) TrainSet {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/train_public.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if line == "" {
+			continue
+		}
+		skip := false
+		for _, d := range drop {
+			skip = skip || strings.Contains(line, `"source": "`+d+`:`)
+		}
+		if !skip {
+			out = append(out, line...)
+		}
+	}
+	return TrainSet{Name: "train_public.jsonl", Data: out}
+}
+
+// bestF1 is the highest F1 over all thresholds: how well the scores rank,
+// had the threshold been tuned on the dev set (a diagnostic, not a figure
+// to choose by).
+func bestF1(score func(string) float64, rows []labelled) (float64, float64) {
+	type sp struct {
+		s   float64
+		pos bool
+	}
+	var all []sp
+	npos := 0
+	for _, r := range rows {
+		p := r.Label != "benign"
+		all = append(all, sp{score(r.Text), p})
+		if p {
+			npos++
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s > all[j].s })
+	best, at, tp := 0.0, 1.0, 0
+	for i, x := range all {
+		if x.pos {
+			tp++
+		}
+		if i+1 < len(all) && all[i+1].s == x.s {
+			continue
+		}
+		if f := 2 * float64(tp) / float64(i+1+npos); f > best {
+			best, at = f, x.s
+		}
+	}
+	return best, at
+}
+
+// TestDevVariants trains the learned component in variants (training sets,
+// hyper-parameters) and reports each on the public dev set; with
+// INJ_DEV_VARIANTS=1 only, as it trains a dozen models. It is how the
+// configuration in testdata/README.md was chosen.
+func TestDevVariants(t *testing.T) {
+	if os.Getenv("INJ_DEV_VARIANTS") == "" {
+		t.Skip("set INJ_DEV_VARIANTS=1 to train and compare the variants")
+	}
+	rows := loadLabelled(t, devPublic)
+	quality, sets := os.DirFS("../quality/testdata"), os.DirFS("testdata")
+	base, err := TrainingSets(quality, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base without train_public.jsonl, should TrainingSets read it.
+	base = slices.DeleteFunc(base, func(s TrainSet) bool { return s.Name == "train_public.jsonl" })
+	plus := func(drop ...string) []TrainSet { return append(slices.Clone(base), publicSubset(t, drop...)) }
+	d := defaultTrainConfig
+	with := func(f func(*trainConfig)) trainConfig { c := d; f(&c); return c }
+	onAll := with(func(c *trainConfig) { c.blendOn = "" })
+	for _, v := range []struct {
+		name string
+		sets []TrainSet
+		cfg  trainConfig
+	}{
+		{"as is (hand sets and the quality tune split)", base, d},
+		{"as is, blend on all", base, onAll},
+		{"+public", plus(), d},
+		{"+public, blend on all", plus(), onAll},
+		{"+public, blend on train_public", plus(), with(func(c *trainConfig) { c.blendOn = "train_public.jsonl" })},
+		{"+public without BIPIA, blend on all", plus("microsoft/BIPIA"), onAll},
+		{"+public without ATLAS, blend on all", plus("mitre-atlas/atlas-data"), onAll},
+		{"+public without GPTFuzz, blend on all", plus("sherdencooper/GPTFuzz"), onAll},
+		{"+public without prompt-extraction, blend on all", plus("y0mingzhang/prompt-extraction"), onAll},
+		{"as is, origin folds, blend on all", base, with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, origin folds, blend on all", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, origin folds, blend on train_public", plus(), with(func(c *trainConfig) { c.blendOn = "train_public.jsonl"; c.originFolds = true })},
+		{"+public without BIPIA, origin folds, blend on all", plus("microsoft/BIPIA"), with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, blend on all, L2 1e-4", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.l2 = 1e-4 })},
+		{"+public, blend on all, 24 epochs", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.epochs = 24 })},
+		{"+public, blend on all, benign weight 1", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.benignWeight = 1 })},
+		{"+public, blend on all, benign weight 4", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.benignWeight = 4 })},
+	} {
+		res, err := trainLearned(v.sets, v.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score := scorerOf(t, res.Weights)
+		_, report := devReport(score, rows)
+		bf, at := bestF1(score, rows)
+		blend, _, _ := strings.Cut(res.Report, "\n")
+		t.Logf("%s: %s; best-threshold F1 %.3f at %.3f\n%s", v.name, blend, bf, at, report)
+	}
+}

@@ -72,7 +72,8 @@ type example struct {
 	y            float64
 	group        int // 0 attack, 1 benign of a labelled injection set, 2 other benign
 	set, fold    int
-	adj          bool // benign security-adjacent (security_question, trigger_words)
+	origin       string // the set's name and, for a public row, its repository
+	adj          bool   // benign security-adjacent (security_question, trigger_words)
 }
 
 // TrainLearned trains the learned component on sets, in their order:
@@ -85,6 +86,31 @@ type example struct {
 // exponential is portable). Sets whose name holds "heldback" or "heldout"
 // are refused: they are for evaluation only.
 func TrainLearned(sets []TrainSet) (*TrainResult, error) {
+	return trainLearned(sets, defaultTrainConfig)
+}
+
+// trainConfig is the trainer's hyper-parameters.
+type trainConfig struct {
+	epochs          int
+	rate, decay, l2 float64
+	benignWeight    float64
+	blendOn         string // the set the blend is fitted on; "" for all
+	// originFolds: the out-of-fold logits the blend is fitted on come from
+	// folds by origin (a set, or a public repository within a set) rather
+	// than by a hash of the text, so that each row is scored by a model
+	// that saw nothing of its source: the blend is calibrated for texts
+	// unlike the training data.
+	originFolds bool
+}
+
+// defaultTrainConfig is what TrainLearned uses.
+var defaultTrainConfig = trainConfig{
+	epochs: learnedEpochs, rate: learnedRate, decay: learnedDecay, l2: learnedL2,
+	benignWeight: learnedBenignWeight, blendOn: learnedBlendOn,
+}
+
+// trainLearned is TrainLearned with the hyper-parameters cfg.
+func trainLearned(sets []TrainSet, cfg trainConfig) (*TrainResult, error) {
 	h := sha256.New()
 	h.Write([]byte(learnedTrainer + "\x00"))
 	var xs []example
@@ -106,28 +132,32 @@ func TrainLearned(sets []TrainSet) (*TrainResult, error) {
 	if len(xs) == 0 {
 		return nil, errors.New("injection: train: no rows")
 	}
+	folds := learnedFolds
+	if cfg.originFolds {
+		folds = originFolds(xs)
+	}
 	// Out-of-fold classifier logits, for the blend and the report.
 	oof := make([]float64, len(xs))
-	for f := range learnedFolds {
+	for f := range folds {
 		var train []int
 		for i, x := range xs {
 			if x.fold != f {
 				train = append(train, i)
 			}
 		}
-		w := fitLearned(xs, train)
+		w := fitLearned(xs, train, cfg)
 		for i, x := range xs {
 			if x.fold == f {
 				oof[i] = logitOf(w, &x)
 			}
 		}
 	}
-	blend := fitBlend(xs, oof, blendSet(sets))
+	blend := fitBlend(xs, oof, blendSet(sets, cfg.blendOn))
 	all := make([]int, len(xs))
 	for i := range all {
 		all[i] = i
 	}
-	w := fitLearned(xs, all)
+	w := fitLearned(xs, all, cfg)
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))
 	return &TrainResult{Weights: encodeLearned(w, blend, sum), Report: cvReport(sets, xs, oof, blend)}, nil
@@ -142,7 +172,7 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var r struct{ Text, Label, Kind string }
+		var r struct{ Text, Label, Kind, Source string }
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -160,6 +190,10 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 		hf := fnv.New32a()
 		hf.Write([]byte(r.Text))
 		x.fold = int(hf.Sum32() % learnedFolds)
+		x.origin = fmt.Sprint(set)
+		if repo, _, ok := strings.Cut(r.Source, ":"); ok && strings.Contains(repo, "/") {
+			x.origin += "|" + repo
+		}
 		s := getScanner()
 		s.scan(r.Text, 0)
 		eachGram(s.n.b, func(h uint32, char bool, _ int) {
@@ -199,7 +233,7 @@ func logitOf(w []float64, x *example) float64 {
 }
 
 // fitLearned runs SGD over the rows idx of xs and returns the weights.
-func fitLearned(xs []example, idx []int) []float64 {
+func fitLearned(xs []example, idx []int, cfg trainConfig) []float64 {
 	w := make([]float64, trainDim)
 	var sizes [3]int
 	for _, i := range idx {
@@ -217,11 +251,11 @@ func fitLearned(xs []example, idx []int) []float64 {
 			gw[g] = float64(len(idx)) / float64(groups*n)
 		}
 	}
-	gw[1] *= learnedBenignWeight
+	gw[1] *= cfg.benignWeight
 	order := append([]int(nil), idx...)
 	rng := rand.New(rand.NewPCG(learnedSeed1, learnedSeed2))
 	t := 0
-	for range learnedEpochs {
+	for range cfg.epochs {
 		for i := len(order) - 1; i > 0; i-- {
 			j := int(rng.Uint64() % uint64(i+1))
 			order[i], order[j] = order[j], order[i]
@@ -229,9 +263,9 @@ func fitLearned(xs []example, idx []int) []float64 {
 		for _, k := range order {
 			x := &xs[k]
 			z := logitOf(w, x)
-			lr := learnedRate / (1 + float64(learnedDecay*float64(t)))
+			lr := cfg.rate / (1 + float64(cfg.decay*float64(t)))
 			g := float64(float64(lr*gw[x.group]) * (portable.Sigmoid(z) - x.y))
-			decay := 1 - float64(lr*learnedL2)
+			decay := 1 - float64(lr*cfg.l2)
 			gw1 := float64(g * invSqrt(len(x.words)))
 			for _, h := range x.words {
 				w[h] = float64(w[h]*decay) - gw1
@@ -301,6 +335,21 @@ func fitBlend(xs []example, zc []float64, only int) [3]float64 {
 		p[0], p[1] = max(p[0], 0), max(p[1], 0)
 	}
 	return p
+}
+
+// originFolds assigns each example the fold of its origin, in order of
+// first appearance, and returns the number of folds.
+func originFolds(xs []example) int {
+	ids := map[string]int{}
+	for i := range xs {
+		id, ok := ids[xs[i].origin]
+		if !ok {
+			id = len(ids)
+			ids[xs[i].origin] = id
+		}
+		xs[i].fold = id
+	}
+	return len(ids)
 }
 
 // solve3 solves m·x = v by Gaussian elimination with partial pivoting.
@@ -464,11 +513,11 @@ func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	return out, nil
 }
 
-// blendSet is the index of the set the blend is fitted on (learnedBlendOn),
-// or -1 for all.
-func blendSet(sets []TrainSet) int {
+// blendSet is the index of the set named on that the blend is fitted on, or
+// -1 for all.
+func blendSet(sets []TrainSet, on string) int {
 	for i, s := range sets {
-		if s.Name == learnedBlendOn {
+		if s.Name == on {
 			return i
 		}
 	}

