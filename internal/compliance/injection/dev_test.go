@@ -86,10 +86,12 @@ func TestDevPublic(t *testing.T) {
 	}
 }
 
-// Dev F1 floors, measured when the set was added (see testdata/README.md).
+// Dev F1 floors: the figures measured when the set was added (rules 0.375)
+// and when the learned component was retrained with the public rows (0.551),
+// rounded down; see testdata/README.md.
 const (
-	devFloorRules   = 0.0
-	devFloorLearned = 0.0
+	devFloorRules   = 0.37
+	devFloorLearned = 0.55
 )
 
 // scorerOf is the learned blend's Score with the weights file w.
@@ -178,21 +180,22 @@ func TestDevVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// base without train_public.jsonl, should TrainingSets read it.
-	base = slices.DeleteFunc(base, func(s TrainSet) bool { return s.Name == "train_public.jsonl" })
+	// base without train_public.jsonl, which TrainingSets reads.
+	base = slices.DeleteFunc(base, func(s TrainSet) bool { return s.Name == publicTrainSet })
 	plus := func(drop ...string) []TrainSet { return append(slices.Clone(base), publicSubset(t, drop...)) }
 	d := defaultTrainConfig
 	with := func(f func(*trainConfig)) trainConfig { c := d; f(&c); return c }
 	onAll := with(func(c *trainConfig) { c.blendOn = "" })
+	gen8 := with(func(c *trainConfig) { c.blendOn = "generalise8.jsonl" })
 	for _, v := range []struct {
 		name string
 		sets []TrainSet
 		cfg  trainConfig
 	}{
-		{"as is (hand sets and the quality tune split)", base, d},
-		{"as is, blend on all", base, onAll},
-		{"+public", plus(), d},
-		{"+public, blend on all", plus(), onAll},
+		{"as before (hand sets and the quality tune split, blend on generalise8)", base, gen8},
+		{"hand sets and the quality tune split, blend on all", base, onAll},
+		{"+public, blend on generalise8", plus(), gen8},
+		{"+public, blend on all (the default)", plus(), onAll},
 		{"+public, blend on train_public", plus(), with(func(c *trainConfig) { c.blendOn = "train_public.jsonl" })},
 		{"+public without BIPIA, blend on all", plus("microsoft/BIPIA"), onAll},
 		{"+public without ATLAS, blend on all", plus("mitre-atlas/atlas-data"), onAll},
@@ -215,6 +218,88 @@ func TestDevVariants(t *testing.T) {
 		_, report := devReport(score, rows)
 		bf, at := bestF1(score, rows)
 		blend, _, _ := strings.Cut(res.Report, "\n")
-		t.Logf("%s: %s; best-threshold F1 %.3f at %.3f\n%s", v.name, blend, bf, at, report)
+		held := ""
+		for _, name := range []string{"heldback9.jsonl", "heldback10.jsonl"} {
+			m := evaluateScores(score, loadLabelled(t, "testdata/"+name))
+			held += fmt.Sprintf("\n  %s (aggregate only): F1 %.3f P %.3f R %.3f security-adjacent FP %d/%d", name, m.f1(), m.precision(), m.recall(), m.adjFP, m.adj)
+		}
+		t.Logf("%s: %s; best-threshold F1 %.3f at %.3f\n  %s%s\n%s", v.name, blend, bf, at, shiftReport(score, rows), held, report)
 	}
+}
+
+// shiftChoice is the intercept shift of the learned blend (in logit units,
+// from shiftGrid) with the best F1 on rows whose security-adjacent false
+// alarms stay at or under 5 %.
+func shiftChoice(z []float64, rows []labelled, use func(int) bool) float64 {
+	best, bestF := 0.0, -1.0
+	for _, d := range shiftGrid {
+		var m metrics
+		for i, r := range rows {
+			if !use(i) {
+				continue
+			}
+			countRow(&m, r, z[i]+d >= 0)
+		}
+		if m.adjFPRate() <= 0.05 && m.f1() > bestF {
+			best, bestF = d, m.f1()
+		}
+	}
+	return best
+}
+
+var shiftGrid = []float64{0, -0.5, -1, -1.5, -2, -2.5, -3, -3.5, -4, -5}
+
+// countRow adds row r, flagged or not, to m's counts.
+func countRow(m *metrics, r labelled, flag bool) {
+	pos := r.Label != "benign"
+	switch {
+	case pos && flag:
+		m.tp++
+	case pos:
+		m.fn++
+	case flag:
+		m.fp++
+	default:
+		m.tn++
+	}
+	if !pos && securityAdjacent(r.Kind) {
+		m.adj++
+		if flag {
+			m.adjFP++
+		}
+	}
+}
+
+// shiftReport is the intercept shift chosen on the whole dev set with its
+// (optimistic) figures, and the honest estimate of choosing it so: each
+// source's rows judged with the shift chosen on the other sources.
+func shiftReport(score func(string) float64, rows []labelled) string {
+	z := make([]float64, len(rows))
+	src := make([]string, len(rows))
+	for i, r := range rows {
+		z[i] = ruleLogit(score(r.Text))
+		src[i], _, _ = strings.Cut(r.Source, ":")
+	}
+	all := shiftChoice(z, rows, func(int) bool { return true })
+	var in, loso metrics
+	var picks []string
+	for i, r := range rows {
+		countRow(&in, r, z[i]+all >= 0)
+	}
+	seen := map[string]bool{}
+	for _, s := range src {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		d := shiftChoice(z, rows, func(i int) bool { return src[i] != s })
+		picks = append(picks, fmt.Sprintf("%.1f", d))
+		for i, r := range rows {
+			if src[i] == s {
+				countRow(&loso, r, z[i]+d >= 0)
+			}
+		}
+	}
+	return fmt.Sprintf("shift %.1f chosen on dev: F1 %.3f P %.3f R %.3f adjFP %d/%d; leave-one-source-out (shifts %s): F1 %.3f P %.3f R %.3f adjFP %d/%d",
+		all, in.f1(), in.precision(), in.recall(), in.adjFP, in.adj, strings.Join(picks, " "), loso.f1(), loso.precision(), loso.recall(), loso.adjFP, loso.adj)
 }

@@ -38,7 +38,7 @@ type TrainResult struct {
 
 // Training hyper-parameters; learnedTrainer enters the data hash.
 const (
-	learnedTrainer = "svc-inj-trainer/1"
+	learnedTrainer = "svc-inj-trainer/2"
 	learnedSeed1   = 0x1badb002
 	learnedSeed2   = 0x5eed
 	learnedFolds   = 5
@@ -50,10 +50,13 @@ const (
 	// learnedBenignWeight weighs the injection sets' benign rows (questions
 	// about security, trigger words) twice: a false alarm there costs more.
 	learnedBenignWeight = 2
-	// learnedBlendOn is the validation set the blend is fitted on (its
-	// out-of-fold logits): the hand-written set the rules were least tuned
-	// on.
-	learnedBlendOn = "generalise8.jsonl"
+	// learnedBlendOn is the set the blend is fitted on (its out-of-fold
+	// logits); "" for every row of every set. It was generalise8.jsonl, the
+	// hand-written set the rules were least tuned on; on the public dev set
+	// (testdata/dev_public.jsonl) a blend fitted on its 111 rows was the
+	// steeper (b 10, c -5 with the public rows) and the worse: F1 0.532
+	// against 0.551 fitted on all rows.
+	learnedBlendOn = ""
 )
 
 // Chosen by 5-fold cross-validation on the training sets (pooled and on
@@ -63,6 +66,13 @@ const (
 // text (4/325) at the pooled F1 of the others (0.983); a text-only
 // classifier blended with the rules had 9/325 and a lower F1 on generalise8
 // (0.931 against 0.937), the larger of rules and classifier 29/325.
+//
+// With the public training rows (train_public.jsonl) the variants were
+// compared on the public dev set (TestDevVariants; testdata/README.md): the
+// rows raise its ROC-AUC from 0.823 to 0.875 whatever the hyper-parameters
+// (L2 1e-4 to 1e-6, 12 or 24 epochs, benign weight 1 to 4 all within two
+// rows of each other), and the blend fitted on every set beat the one fitted
+// on generalise8 (F1 0.551 against 0.532).
 
 // example is one training row's features.
 type example struct {
@@ -182,7 +192,7 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 			x.y, x.group = 1, 0
 		case "benign":
 			x.group = 1
-			x.adj = r.Kind == "security_question" || r.Kind == "trigger_words"
+			x.adj = r.Kind == "security_question" || r.Kind == "trigger_words" || r.Kind == "security_doc"
 		case "":
 		default:
 			return nil, fmt.Errorf("line %d: unknown label %q", line, r.Label)
@@ -479,8 +489,9 @@ func ratio(a, b int) float64 {
 // TrainingSets reads the sets the embedded weights are trained on, in
 // order: from quality (the quality harness's testdata) injection_tune.jsonl,
 // injection_public_tune.jsonl, hardneg_tune.jsonl and pii_tune.jsonl; from sets (this package's testdata)
-// generalise.jsonl, generalise2.jsonl … in name order. No held-out or
-// held-back file is opened.
+// generalise.jsonl, generalise2.jsonl … in name order, then
+// train_public.jsonl (public rows, testdata/README.md). No held-out,
+// held-back or dev file is opened.
 func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	var out []TrainSet
 	for _, name := range []string{"injection_tune.jsonl", "injection_public_tune.jsonl", "hardneg_tune.jsonl", "pii_tune.jsonl"} {
@@ -503,7 +514,7 @@ func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	if len(names) == 0 {
 		return nil, errors.New("injection: training sets: no generalise*.jsonl")
 	}
-	for _, name := range names {
+	for _, name := range append(names, publicTrainSet) {
 		b, err := fs.ReadFile(sets, name)
 		if err != nil {
 			return nil, fmt.Errorf("injection: training sets: %w", err)
@@ -512,6 +523,10 @@ func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	}
 	return out, nil
 }
+
+// publicTrainSet is the set of public training rows in this package's
+// testdata.
+const publicTrainSet = "train_public.jsonl"
 
 // blendSet is the index of the set named on that the blend is fitted on, or
 // -1 for all.
