@@ -38,7 +38,7 @@ type TrainResult struct {
 
 // Training hyper-parameters; learnedTrainer enters the data hash.
 const (
-	learnedTrainer = "svc-inj-trainer/1"
+	learnedTrainer = "svc-inj-trainer/2"
 	learnedSeed1   = 0x1badb002
 	learnedSeed2   = 0x5eed
 	learnedFolds   = 5
@@ -50,10 +50,13 @@ const (
 	// learnedBenignWeight weighs the injection sets' benign rows (questions
 	// about security, trigger words) twice: a false alarm there costs more.
 	learnedBenignWeight = 2
-	// learnedBlendOn is the validation set the blend is fitted on (its
-	// out-of-fold logits): the hand-written set the rules were least tuned
-	// on.
-	learnedBlendOn = "generalise8.jsonl"
+	// learnedBlendOn is the set the blend is fitted on (its out-of-fold
+	// logits); "" for every row of every set. It was generalise8.jsonl, the
+	// hand-written set the rules were least tuned on; on the public dev set
+	// (testdata/dev_public.jsonl) a blend fitted on its 111 rows was the
+	// steeper (b 10, c -5 with the public rows) and the worse: F1 0.532
+	// against 0.551 fitted on all rows.
+	learnedBlendOn = ""
 )
 
 // Chosen by 5-fold cross-validation on the training sets (pooled and on
@@ -63,6 +66,13 @@ const (
 // text (4/325) at the pooled F1 of the others (0.983); a text-only
 // classifier blended with the rules had 9/325 and a lower F1 on generalise8
 // (0.931 against 0.937), the larger of rules and classifier 29/325.
+//
+// With the public training rows (train_public.jsonl) the variants were
+// compared on the public dev set (TestDevVariants; testdata/README.md): the
+// rows raise its ROC-AUC from 0.823 to 0.875 whatever the hyper-parameters
+// (L2 1e-4 to 1e-6, 12 or 24 epochs, benign weight 1 to 4 all within two
+// rows of each other), and the blend fitted on every set beat the one fitted
+// on generalise8 (F1 0.551 against 0.532).
 
 // example is one training row's features.
 type example struct {
@@ -72,7 +82,8 @@ type example struct {
 	y            float64
 	group        int // 0 attack, 1 benign of a labelled injection set, 2 other benign
 	set, fold    int
-	adj          bool // benign security-adjacent (security_question, trigger_words)
+	origin       string // the set's name and, for a public row, its repository
+	adj          bool   // benign security-adjacent (security_question, trigger_words)
 }
 
 // TrainLearned trains the learned component on sets, in their order:
@@ -85,6 +96,31 @@ type example struct {
 // exponential is portable). Sets whose name holds "heldback" or "heldout"
 // are refused: they are for evaluation only.
 func TrainLearned(sets []TrainSet) (*TrainResult, error) {
+	return trainLearned(sets, defaultTrainConfig)
+}
+
+// trainConfig is the trainer's hyper-parameters.
+type trainConfig struct {
+	epochs          int
+	rate, decay, l2 float64
+	benignWeight    float64
+	blendOn         string // the set the blend is fitted on; "" for all
+	// originFolds: the out-of-fold logits the blend is fitted on come from
+	// folds by origin (a set, or a public repository within a set) rather
+	// than by a hash of the text, so that each row is scored by a model
+	// that saw nothing of its source: the blend is calibrated for texts
+	// unlike the training data.
+	originFolds bool
+}
+
+// defaultTrainConfig is what TrainLearned uses.
+var defaultTrainConfig = trainConfig{
+	epochs: learnedEpochs, rate: learnedRate, decay: learnedDecay, l2: learnedL2,
+	benignWeight: learnedBenignWeight, blendOn: learnedBlendOn,
+}
+
+// trainLearned is TrainLearned with the hyper-parameters cfg.
+func trainLearned(sets []TrainSet, cfg trainConfig) (*TrainResult, error) {
 	h := sha256.New()
 	h.Write([]byte(learnedTrainer + "\x00"))
 	var xs []example
@@ -106,28 +142,32 @@ func TrainLearned(sets []TrainSet) (*TrainResult, error) {
 	if len(xs) == 0 {
 		return nil, errors.New("injection: train: no rows")
 	}
+	folds := learnedFolds
+	if cfg.originFolds {
+		folds = originFolds(xs)
+	}
 	// Out-of-fold classifier logits, for the blend and the report.
 	oof := make([]float64, len(xs))
-	for f := range learnedFolds {
+	for f := range folds {
 		var train []int
 		for i, x := range xs {
 			if x.fold != f {
 				train = append(train, i)
 			}
 		}
-		w := fitLearned(xs, train)
+		w := fitLearned(xs, train, cfg)
 		for i, x := range xs {
 			if x.fold == f {
 				oof[i] = logitOf(w, &x)
 			}
 		}
 	}
-	blend := fitBlend(xs, oof, blendSet(sets))
+	blend := fitBlend(xs, oof, blendSet(sets, cfg.blendOn))
 	all := make([]int, len(xs))
 	for i := range all {
 		all[i] = i
 	}
-	w := fitLearned(xs, all)
+	w := fitLearned(xs, all, cfg)
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))
 	return &TrainResult{Weights: encodeLearned(w, blend, sum), Report: cvReport(sets, xs, oof, blend)}, nil
@@ -142,7 +182,7 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var r struct{ Text, Label, Kind string }
+		var r struct{ Text, Label, Kind, Source string }
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -152,7 +192,7 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 			x.y, x.group = 1, 0
 		case "benign":
 			x.group = 1
-			x.adj = r.Kind == "security_question" || r.Kind == "trigger_words"
+			x.adj = r.Kind == "security_question" || r.Kind == "trigger_words" || r.Kind == "security_doc"
 		case "":
 		default:
 			return nil, fmt.Errorf("line %d: unknown label %q", line, r.Label)
@@ -160,6 +200,10 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 		hf := fnv.New32a()
 		hf.Write([]byte(r.Text))
 		x.fold = int(hf.Sum32() % learnedFolds)
+		x.origin = fmt.Sprint(set)
+		if repo, _, ok := strings.Cut(r.Source, ":"); ok && strings.Contains(repo, "/") {
+			x.origin += "|" + repo
+		}
 		s := getScanner()
 		s.scan(r.Text, 0)
 		eachGram(s.n.b, func(h uint32, char bool, _ int) {
@@ -199,7 +243,7 @@ func logitOf(w []float64, x *example) float64 {
 }
 
 // fitLearned runs SGD over the rows idx of xs and returns the weights.
-func fitLearned(xs []example, idx []int) []float64 {
+func fitLearned(xs []example, idx []int, cfg trainConfig) []float64 {
 	w := make([]float64, trainDim)
 	var sizes [3]int
 	for _, i := range idx {
@@ -217,11 +261,11 @@ func fitLearned(xs []example, idx []int) []float64 {
 			gw[g] = float64(len(idx)) / float64(groups*n)
 		}
 	}
-	gw[1] *= learnedBenignWeight
+	gw[1] *= cfg.benignWeight
 	order := append([]int(nil), idx...)
 	rng := rand.New(rand.NewPCG(learnedSeed1, learnedSeed2))
 	t := 0
-	for range learnedEpochs {
+	for range cfg.epochs {
 		for i := len(order) - 1; i > 0; i-- {
 			j := int(rng.Uint64() % uint64(i+1))
 			order[i], order[j] = order[j], order[i]
@@ -229,9 +273,9 @@ func fitLearned(xs []example, idx []int) []float64 {
 		for _, k := range order {
 			x := &xs[k]
 			z := logitOf(w, x)
-			lr := learnedRate / (1 + float64(learnedDecay*float64(t)))
+			lr := cfg.rate / (1 + float64(cfg.decay*float64(t)))
 			g := float64(float64(lr*gw[x.group]) * (portable.Sigmoid(z) - x.y))
-			decay := 1 - float64(lr*learnedL2)
+			decay := 1 - float64(lr*cfg.l2)
 			gw1 := float64(g * invSqrt(len(x.words)))
 			for _, h := range x.words {
 				w[h] = float64(w[h]*decay) - gw1
@@ -301,6 +345,21 @@ func fitBlend(xs []example, zc []float64, only int) [3]float64 {
 		p[0], p[1] = max(p[0], 0), max(p[1], 0)
 	}
 	return p
+}
+
+// originFolds assigns each example the fold of its origin, in order of
+// first appearance, and returns the number of folds.
+func originFolds(xs []example) int {
+	ids := map[string]int{}
+	for i := range xs {
+		id, ok := ids[xs[i].origin]
+		if !ok {
+			id = len(ids)
+			ids[xs[i].origin] = id
+		}
+		xs[i].fold = id
+	}
+	return len(ids)
 }
 
 // solve3 solves m·x = v by Gaussian elimination with partial pivoting.
@@ -430,8 +489,9 @@ func ratio(a, b int) float64 {
 // TrainingSets reads the sets the embedded weights are trained on, in
 // order: from quality (the quality harness's testdata) injection_tune.jsonl,
 // injection_public_tune.jsonl, hardneg_tune.jsonl and pii_tune.jsonl; from sets (this package's testdata)
-// generalise.jsonl, generalise2.jsonl … in name order. No held-out or
-// held-back file is opened.
+// generalise.jsonl, generalise2.jsonl … in name order, then
+// train_public.jsonl (public rows, testdata/README.md). No held-out,
+// held-back or dev file is opened.
 func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	var out []TrainSet
 	for _, name := range []string{"injection_tune.jsonl", "injection_public_tune.jsonl", "hardneg_tune.jsonl", "pii_tune.jsonl"} {
@@ -454,7 +514,7 @@ func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	if len(names) == 0 {
 		return nil, errors.New("injection: training sets: no generalise*.jsonl")
 	}
-	for _, name := range names {
+	for _, name := range append(names, publicTrainSet) {
 		b, err := fs.ReadFile(sets, name)
 		if err != nil {
 			return nil, fmt.Errorf("injection: training sets: %w", err)
@@ -464,11 +524,15 @@ func TrainingSets(quality, sets fs.FS) ([]TrainSet, error) {
 	return out, nil
 }
 
-// blendSet is the index of the set the blend is fitted on (learnedBlendOn),
-// or -1 for all.
-func blendSet(sets []TrainSet) int {
+// publicTrainSet is the set of public training rows in this package's
+// testdata.
+const publicTrainSet = "train_public.jsonl"
+
+// blendSet is the index of the set named on that the blend is fitted on, or
+// -1 for all.
+func blendSet(sets []TrainSet, on string) int {
 	for i, s := range sets {
-		if s.Name == learnedBlendOn {
+		if s.Name == on {
 			return i
 		}
 	}

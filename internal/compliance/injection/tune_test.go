@@ -11,7 +11,7 @@ import (
 
 // labelled is a row of a labelled injection set (the quality harness's
 // format).
-type labelled struct{ Text, Label, Kind, Lang string }
+type labelled struct{ Text, Label, Kind, Lang, Source string }
 
 // metrics are a scorer's figures on a labelled set at DefaultThreshold.
 type metrics struct {
@@ -55,10 +55,20 @@ func loadLabelled(t *testing.T, path string) []labelled {
 	return rows
 }
 
+// securityAdjacent reports whether a benign row of kind is security-adjacent
+// text (the false-positive target): questions about security, texts
+// with trigger words, security documentation.
+func securityAdjacent(kind string) bool {
+	return kind == "security_question" || kind == "trigger_words" || kind == "security_doc"
+}
+
 func evaluate(rows []labelled) metrics { return evaluateWith(Detector{}, rows) }
 
 // evaluateWith is evaluate with the detector d.
-func evaluateWith(d Detector, rows []labelled) metrics {
+func evaluateWith(d Detector, rows []labelled) metrics { return evaluateScores(d.Score, rows) }
+
+// evaluateScores is evaluate with the scorer score.
+func evaluateScores(score func(string) float64, rows []labelled) metrics {
 	var m metrics
 	type scored struct {
 		s   float64
@@ -66,7 +76,7 @@ func evaluateWith(d Detector, rows []labelled) metrics {
 	}
 	all := make([]scored, 0, len(rows))
 	for _, r := range rows {
-		s := d.Score(r.Text)
+		s := score(r.Text)
 		pos := r.Label != "benign"
 		flag := s >= DefaultThreshold
 		all = append(all, scored{s, pos})
@@ -82,7 +92,7 @@ func evaluateWith(d Detector, rows []labelled) metrics {
 		default:
 			m.tn++
 		}
-		if !pos && (r.Kind == "security_question" || r.Kind == "trigger_words") {
+		if !pos && securityAdjacent(r.Kind) {
 			m.adj++
 			if flag {
 				m.adjFP++
@@ -174,8 +184,8 @@ func TestHeldBackSets(t *testing.T) {
 				m.precision(), m.recall(), m.f1(), m.auc, m.tp, m.fp, m.fn, m.tn, m.adjFP, m.adj)
 			// The learned component (off by default): reported, held to
 			// the F1 measured when it was added; its security-adjacent
-			// false alarms (2/23) are over the target, which is why it is
-			// off by default.
+			// false alarms (3/23 and 3/27 since the public training rows)
+			// are over the target, which is why it is off by default.
 			l := evaluateWith(Detector{Learned: true}, rows)
 			t.Logf("learned: precision %.3f recall %.3f F1 %.3f ROC-AUC %.3f (tp %d fp %d fn %d tn %d); security-adjacent FP %d/%d",
 				l.precision(), l.recall(), l.f1(), l.auc, l.tp, l.fp, l.fn, l.tn, l.adjFP, l.adj)

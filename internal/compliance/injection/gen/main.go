@@ -6,9 +6,10 @@
 //
 // It reads, in this order, the quality tune split
 // (-quality/injection_tune.jsonl and injection_public_tune.jsonl, then
-// hardneg_tune.jsonl and pii_tune.jsonl as benign texts) and the package's hand-written
-// generalise*.jsonl sets (-sets). Held-out and held-back sets are never
-// read: they are for evaluation. The output is deterministic.
+// hardneg_tune.jsonl and pii_tune.jsonl as benign texts), the package's hand-written
+// generalise*.jsonl sets and its public training rows, train_public.jsonl
+// (-sets). Held-out, held-back and dev sets are never read: they are for
+// evaluation. The output is deterministic.
 package main
 
 import (
@@ -22,7 +23,7 @@ import (
 
 func main() {
 	quality := flag.String("quality", "../quality/testdata", "directory of the quality sets (only *_tune.jsonl are read)")
-	sets := flag.String("sets", "testdata", "directory of the hand-written generalise*.jsonl sets")
+	sets := flag.String("sets", "testdata", "directory of the generalise*.jsonl sets and train_public.jsonl")
 	out := flag.String("out", "learned.bin", "file to write")
 	flag.Parse()
 	start := time.Now()

@@ -1,0 +1,305 @@
+package injection
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// devPublic is the public dev set (testdata/README.md): prompts and benign
+// look-alikes from repositories nothing else here is trained or tuned on.
+const devPublic = "testdata/dev_public.jsonl"
+
+// devReport formats a scorer's figures on rows: overall, then per kind and
+// per source repository.
+func devReport(score func(string) float64, rows []labelled) (metrics, string) {
+	var b strings.Builder
+	all := evaluateScores(score, rows)
+	fmt.Fprintf(&b, "  all: %s\n", devLine(all))
+	for _, by := range []struct {
+		name string
+		key  func(labelled) string
+	}{
+		{"kind", func(r labelled) string { return r.Label + "/" + r.Kind }},
+		{"source", func(r labelled) string { repo, _, _ := strings.Cut(r.Source, ":"); return repo }},
+		{"lang", func(r labelled) string { return r.Lang }},
+	} {
+		groups := map[string][]labelled{}
+		for _, r := range rows {
+			groups[by.key(r)] = append(groups[by.key(r)], r)
+		}
+		keys := make([]string, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			m := evaluateScores(score, groups[k])
+			fmt.Fprintf(&b, "  %s %s (%d): %s\n", by.name, k, len(groups[k]), devLine(m))
+		}
+	}
+	return all, b.String()
+}
+
+// devLine is one line of figures: for a group with both labels precision,
+// recall, F1 and ROC-AUC; for attacks only the recall; for benign rows only
+// the false alarms.
+func devLine(m metrics) string {
+	pos, neg := m.tp+m.fn, m.fp+m.tn
+	switch {
+	case pos > 0 && neg > 0:
+		return fmt.Sprintf("P %.3f R %.3f F1 %.3f AUC %.3f (tp %d fp %d fn %d tn %d); security-adjacent FP %d/%d",
+			m.precision(), m.recall(), m.f1(), m.auc, m.tp, m.fp, m.fn, m.tn, m.adjFP, m.adj)
+	case pos > 0:
+		return fmt.Sprintf("recall %.3f (%d of %d)", m.recall(), m.tp, pos)
+	default:
+		return fmt.Sprintf("false alarms %d of %d", m.fp, neg)
+	}
+}
+
+// TestDevPublic reports the rules and the learned blend on the public dev
+// set, overall, per kind, per source and per language. It logs no rows. It
+// fails when a figure falls under the floor recorded when the configuration
+// was chosen (testdata/README.md), a regression floor rather than the
+// issue's target (F1 >= 0.90, <= 5 % security-adjacent false alarms).
+func TestDevPublic(t *testing.T) {
+	rows := loadLabelled(t, devPublic)
+	if len(rows) == 0 {
+		t.Fatal("empty dev set")
+	}
+	for _, c := range []struct {
+		name  string
+		d     Detector
+		floor float64
+	}{
+		{"rules", Detector{}, devFloorRules},
+		{"learned", Detector{Learned: true}, devFloorLearned},
+	} {
+		m, report := devReport(c.d.Score, rows)
+		t.Logf("%s on %s (%d rows):\n%s", c.name, devPublic, len(rows), report)
+		if m.f1() < c.floor {
+			t.Errorf("%s: dev F1 %.3f, want >= %.2f", c.name, m.f1(), c.floor)
+		}
+	}
+}
+
+// Dev F1 floors: the figures measured when the set was added (rules 0.375)
+// and when the learned component was retrained with the public rows (0.551),
+// rounded down; see testdata/README.md.
+const (
+	devFloorRules   = 0.37
+	devFloorLearned = 0.55
+)
+
+// scorerOf is the learned blend's Score with the weights file w.
+func scorerOf(t *testing.T, w []byte) func(string) float64 {
+	t.Helper()
+	m, err := decodeLearned(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(text string) float64 {
+		sc := getScanner()
+		defer putScanner(sc)
+		sc.scan(text, 0)
+		return sc.blended(m)
+	}
+}
+
+// publicSubset is train_public.jsonl's rows whose source repository is not
+// in drop, as a training set.
+func publicSubset(t *testing.T, drop ...string) TrainSet {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/train_public.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if line == "" {
+			continue
+		}
+		skip := false
+		for _, d := range drop {
+			skip = skip || strings.Contains(line, `"source": "`+d+`:`)
+		}
+		if !skip {
+			out = append(out, line...)
+		}
+	}
+	return TrainSet{Name: "train_public.jsonl", Data: out}
+}
+
+// bestF1 is the highest F1 over all thresholds: how well the scores rank,
+// had the threshold been tuned on the dev set (a diagnostic, not a figure
+// to choose by).
+func bestF1(score func(string) float64, rows []labelled) (float64, float64) {
+	type sp struct {
+		s   float64
+		pos bool
+	}
+	var all []sp
+	npos := 0
+	for _, r := range rows {
+		p := r.Label != "benign"
+		all = append(all, sp{score(r.Text), p})
+		if p {
+			npos++
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s > all[j].s })
+	best, at, tp := 0.0, 1.0, 0
+	for i, x := range all {
+		if x.pos {
+			tp++
+		}
+		if i+1 < len(all) && all[i+1].s == x.s {
+			continue
+		}
+		if f := 2 * float64(tp) / float64(i+1+npos); f > best {
+			best, at = f, x.s
+		}
+	}
+	return best, at
+}
+
+// TestDevVariants trains the learned component in variants (training sets,
+// hyper-parameters) and reports each on the public dev set; with
+// INJ_DEV_VARIANTS=1 only, as it trains a dozen models. It is how the
+// configuration in testdata/README.md was chosen.
+func TestDevVariants(t *testing.T) {
+	if os.Getenv("INJ_DEV_VARIANTS") == "" {
+		t.Skip("set INJ_DEV_VARIANTS=1 to train and compare the variants")
+	}
+	rows := loadLabelled(t, devPublic)
+	quality, sets := os.DirFS("../quality/testdata"), os.DirFS("testdata")
+	base, err := TrainingSets(quality, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base without train_public.jsonl, which TrainingSets reads.
+	base = slices.DeleteFunc(base, func(s TrainSet) bool { return s.Name == publicTrainSet })
+	plus := func(drop ...string) []TrainSet { return append(slices.Clone(base), publicSubset(t, drop...)) }
+	d := defaultTrainConfig
+	with := func(f func(*trainConfig)) trainConfig { c := d; f(&c); return c }
+	onAll := with(func(c *trainConfig) { c.blendOn = "" })
+	gen8 := with(func(c *trainConfig) { c.blendOn = "generalise8.jsonl" })
+	for _, v := range []struct {
+		name string
+		sets []TrainSet
+		cfg  trainConfig
+	}{
+		{"as before (hand sets and the quality tune split, blend on generalise8)", base, gen8},
+		{"hand sets and the quality tune split, blend on all", base, onAll},
+		{"+public, blend on generalise8", plus(), gen8},
+		{"+public, blend on all (the default)", plus(), onAll},
+		{"+public, blend on train_public", plus(), with(func(c *trainConfig) { c.blendOn = "train_public.jsonl" })},
+		{"+public without BIPIA, blend on all", plus("microsoft/BIPIA"), onAll},
+		{"+public without ATLAS, blend on all", plus("mitre-atlas/atlas-data"), onAll},
+		{"+public without GPTFuzz, blend on all", plus("sherdencooper/GPTFuzz"), onAll},
+		{"+public without prompt-extraction, blend on all", plus("y0mingzhang/prompt-extraction"), onAll},
+		{"as is, origin folds, blend on all", base, with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, origin folds, blend on all", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, origin folds, blend on train_public", plus(), with(func(c *trainConfig) { c.blendOn = "train_public.jsonl"; c.originFolds = true })},
+		{"+public without BIPIA, origin folds, blend on all", plus("microsoft/BIPIA"), with(func(c *trainConfig) { c.blendOn = ""; c.originFolds = true })},
+		{"+public, blend on all, L2 1e-4", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.l2 = 1e-4 })},
+		{"+public, blend on all, 24 epochs", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.epochs = 24 })},
+		{"+public, blend on all, benign weight 1", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.benignWeight = 1 })},
+		{"+public, blend on all, benign weight 4", plus(), with(func(c *trainConfig) { c.blendOn = ""; c.benignWeight = 4 })},
+	} {
+		res, err := trainLearned(v.sets, v.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score := scorerOf(t, res.Weights)
+		_, report := devReport(score, rows)
+		bf, at := bestF1(score, rows)
+		blend, _, _ := strings.Cut(res.Report, "\n")
+		held := ""
+		for _, name := range []string{"heldback9.jsonl", "heldback10.jsonl"} {
+			m := evaluateScores(score, loadLabelled(t, "testdata/"+name))
+			held += fmt.Sprintf("\n  %s (aggregate only): F1 %.3f P %.3f R %.3f security-adjacent FP %d/%d", name, m.f1(), m.precision(), m.recall(), m.adjFP, m.adj)
+		}
+		t.Logf("%s: %s; best-threshold F1 %.3f at %.3f\n  %s%s\n%s", v.name, blend, bf, at, shiftReport(score, rows), held, report)
+	}
+}
+
+// shiftChoice is the intercept shift of the learned blend (in logit units,
+// from shiftGrid) with the best F1 on rows whose security-adjacent false
+// alarms stay at or under 5 %.
+func shiftChoice(z []float64, rows []labelled, use func(int) bool) float64 {
+	best, bestF := 0.0, -1.0
+	for _, d := range shiftGrid {
+		var m metrics
+		for i, r := range rows {
+			if !use(i) {
+				continue
+			}
+			countRow(&m, r, z[i]+d >= 0)
+		}
+		if m.adjFPRate() <= 0.05 && m.f1() > bestF {
+			best, bestF = d, m.f1()
+		}
+	}
+	return best
+}
+
+var shiftGrid = []float64{0, -0.5, -1, -1.5, -2, -2.5, -3, -3.5, -4, -5}
+
+// countRow adds row r, flagged or not, to m's counts.
+func countRow(m *metrics, r labelled, flag bool) {
+	pos := r.Label != "benign"
+	switch {
+	case pos && flag:
+		m.tp++
+	case pos:
+		m.fn++
+	case flag:
+		m.fp++
+	default:
+		m.tn++
+	}
+	if !pos && securityAdjacent(r.Kind) {
+		m.adj++
+		if flag {
+			m.adjFP++
+		}
+	}
+}
+
+// shiftReport is the intercept shift chosen on the whole dev set with its
+// (optimistic) figures, and the honest estimate of choosing it so: each
+// source's rows judged with the shift chosen on the other sources.
+func shiftReport(score func(string) float64, rows []labelled) string {
+	z := make([]float64, len(rows))
+	src := make([]string, len(rows))
+	for i, r := range rows {
+		z[i] = ruleLogit(score(r.Text))
+		src[i], _, _ = strings.Cut(r.Source, ":")
+	}
+	all := shiftChoice(z, rows, func(int) bool { return true })
+	var in, loso metrics
+	var picks []string
+	for i, r := range rows {
+		countRow(&in, r, z[i]+all >= 0)
+	}
+	seen := map[string]bool{}
+	for _, s := range src {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		d := shiftChoice(z, rows, func(i int) bool { return src[i] != s })
+		picks = append(picks, fmt.Sprintf("%.1f", d))
+		for i, r := range rows {
+			if src[i] == s {
+				countRow(&loso, r, z[i]+d >= 0)
+			}
+		}
+	}
+	return fmt.Sprintf("shift %.1f chosen on dev: F1 %.3f P %.3f R %.3f adjFP %d/%d; leave-one-source-out (shifts %s): F1 %.3f P %.3f R %.3f adjFP %d/%d",
+		all, in.f1(), in.precision(), in.recall(), in.adjFP, in.adj, strings.Join(picks, " "), loso.f1(), loso.precision(), loso.recall(), loso.adjFP, loso.adj)
+}

