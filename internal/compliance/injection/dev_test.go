@@ -86,12 +86,13 @@ func TestDevPublic(t *testing.T) {
 	}
 }
 
-// Dev F1 floors: the figures measured when the set was added (rules 0.375)
-// and when the learned component was retrained with the public rows (0.551),
-// rounded down; see testdata/README.md.
+// Dev F1 floors: the figures measured after the rows near a held-out row
+// were dropped from the dev set (1) and the training rows (22) and the
+// learned component retrained (rules 0.369, learned 0.538; before the drop
+// 0.375 and 0.551), rounded down; see testdata/README.md.
 const (
-	devFloorRules   = 0.37
-	devFloorLearned = 0.55
+	devFloorRules   = 0.365
+	devFloorLearned = 0.535
 )
 
 // scorerOf is the learned blend's Score with the weights file w.

@@ -22,7 +22,9 @@ import (
 // tunedOn is every text package injection tunes or trains on outside the
 // quality sets: its hand-written sets (testdata/generalise*.jsonl, which
 // the rules were tuned on and injection.TrainingSets reads for the learned
-// blend) and the string literals of its tests (the table tests' prompts).
+// blend), the public rows the learned blend trains on and the public dev
+// set it is chosen on (testdata/train_public.jsonl, dev_public.jsonl), and
+// the string literals of its tests (the table tests' prompts).
 // injDir is package injection's directory; each row's Source names the
 // file and line.
 func tunedOn(injDir string) ([]injRow, error) {
@@ -33,6 +35,7 @@ func tunedOn(injDir string) ([]injRow, error) {
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("no generalise*.jsonl in %s/testdata", injDir)
 	}
+	sets = append(sets, filepath.Join(injDir, "testdata", "train_public.jsonl"), filepath.Join(injDir, "testdata", "dev_public.jsonl"))
 	var rows []injRow
 	for _, path := range sets {
 		r, err := readSet(path)
