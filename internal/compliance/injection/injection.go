@@ -21,13 +21,10 @@ type Detector struct {
 	// Learned turns the learned component on (learned.go): Score is the
 	// fitted blend of the rules and a classifier over hashed n-grams, and a
 	// text the classifier flags without a rule hit gets a finding with Rule
-	// "learned". It is off by default. On the public dev set
-	// (testdata/dev_public.jsonl, sources nothing here is trained on) it
-	// raises F1 from 0.375 to 0.551 (recall 0.232 to 0.384, ROC-AUC 0.714
-	// to 0.875) with 2 of 181 security-adjacent texts flagged (the rules:
-	// 1); on the held-back sets F1 0.848 to 0.878 and 0.758 to 0.824, but
-	// its false alarms on their security-adjacent text are 6/50, the
-	// rules' 3/50 (both over the 5 % target on these small sets).
+	// "learned". The zero value is the rules alone; the compliance engine
+	// turns it on (compliance.DefaultInjection: chosen on the public dev
+	// set, testdata/dev_public.jsonl, where it raises F1 from 0.369 to
+	// 0.538 with 2 of 181 security-adjacent texts flagged against 1).
 	Learned bool
 }
 
