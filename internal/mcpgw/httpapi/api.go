@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,7 +47,11 @@ type Deps struct {
 	ClientAddr func(*http.Request) netip.Addr
 	// MaxBodyBytes bounds one request (default 4 MiB + 64 KiB).
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// SessionIdle closes a session that made no request for this long
+	// (default DefaultSessionIdle): a client that went away without
+	// DELETE leaves nothing behind.
+	SessionIdle time.Duration
+	Logger      *slog.Logger
 	Version      string
 }
 
@@ -79,8 +84,12 @@ func New(d Deps) *API {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.SessionIdle <= 0 {
+		d.SessionIdle = DefaultSessionIdle
+	}
 	a := &API{d: d, views: make(map[viewKey]*view), sdkLog: slog.New(quiet{d.Logger.Handler()})}
 	a.life, a.stop = context.WithCancel(context.Background())
+	go a.reapIdle()
 	a.streaming = mcp.NewStreamableHTTPHandler(a.server, &mcp.StreamableHTTPOptions{
 		Logger:                     a.sdkLog,
 		MaxRequestBodyBytes:        d.MaxBodyBytes,

@@ -5,6 +5,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,7 +50,12 @@ type callParams struct {
 type liveSession struct {
 	view    *view
 	version string
+	ss      *mcp.ServerSession
+	last    atomic.Int64 // unix nanoseconds of its last request
 }
+
+// touch records a request of the session.
+func (ls *liveSession) touch() { ls.last.Store(time.Now().UnixNano()) }
 
 // track makes ss eligible for the fast path once it has finished its
 // handshake (notifications/initialized), until the SDK closes it.
@@ -57,7 +64,8 @@ func (a *API) track(v *view, ss *mcp.ServerSession) {
 	if id == "" {
 		return
 	}
-	ls := &liveSession{view: v}
+	ls := &liveSession{view: v, ss: ss}
+	ls.touch()
 	if p := ss.InitializeParams(); p != nil {
 		ls.version = p.ProtocolVersion
 	}
@@ -68,6 +76,35 @@ func (a *API) track(v *view, ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		a.live.CompareAndDelete(id, ls)
 	}()
+}
+
+// DefaultSessionIdle is how long a session may go without a request
+// before svc closes it (Deps.SessionIdle).
+const DefaultSessionIdle = time.Hour
+
+// reapIdle closes, until the API is closed, the sessions that made no
+// request for Deps.SessionIdle. The SDK's own idle timer cannot be used:
+// it counts only the requests it serves, and the fast path's are not.
+// (A session that never finished its handshake is not tracked, and not
+// reaped: the SDK holds it until the client deletes it.)
+func (a *API) reapIdle() {
+	idle := a.d.SessionIdle
+	tick := time.NewTicker(max(idle/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.life.Done():
+			return
+		case <-tick.C:
+		}
+		cutoff := time.Now().Add(-idle).UnixNano()
+		a.live.Range(func(_, x any) bool {
+			if ls := x.(*liveSession); ls.last.Load() < cutoff {
+				_ = ls.ss.Close() // its Wait returns and track's goroutine forgets it
+			}
+			return true
+		})
+	}
 }
 
 // liveView is the view of the live session r names, when the caller opened
@@ -88,6 +125,9 @@ func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bo
 	v = ls.view
 	if v.key.server != r.PathValue("server_id") {
 		return nil, true
+	}
+	if v.key.caller == st.caller {
+		ls.touch()
 	}
 	if v.key.caller != st.caller || !sdkWouldTake(r, ls.version) {
 		return nil, false // another caller's session (the SDK refuses it), or a request the SDK refuses

@@ -218,3 +218,26 @@ func TestSessionOfAnotherEndpoint(t *testing.T) {
 		t.Errorf("a call on the session's own endpoint: %s", body)
 	}
 }
+
+// TestIdleSessionsClosed: a session that makes no request for SessionIdle
+// is closed (a client gone without DELETE leaves nothing behind); requests,
+// the fast path's too, keep it open.
+func TestIdleSessionsClosed(t *testing.T) {
+	h := newHarness(t, func(s settings) { s.deps.SessionIdle = 400 * time.Millisecond })
+	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
+	sid := cs.ID()
+	if _, ct, body := h.fastCallOnce(t, "/fs/mcp/", sid, "echo", `{"text":"live"}`); ct != "application/json" {
+		t.Fatalf("the session never took the fast path: %s %s", ct, body)
+	}
+	for range 6 { // 600 ms of fast calls, 100 ms apart: never idle
+		time.Sleep(100 * time.Millisecond)
+		if status, ct, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"busy"}`); status != 200 || ct != "application/json" {
+			t.Fatalf("a busy session: %d %s %s", status, ct, body)
+		}
+	}
+	// Idle for well over SessionIdle (the reaper looks every quarter of it).
+	time.Sleep(1200 * time.Millisecond)
+	if status, _, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"late"}`); status != http.StatusNotFound {
+		t.Fatalf("an idle session still answers %d %s", status, body)
+	}
+}
