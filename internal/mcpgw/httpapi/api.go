@@ -52,7 +52,7 @@ type Deps struct {
 	// DELETE leaves nothing behind.
 	SessionIdle time.Duration
 	Logger      *slog.Logger
-	Version      string
+	Version     string
 }
 
 // API serves the MCP endpoints.
