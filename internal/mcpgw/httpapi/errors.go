@@ -72,17 +72,29 @@ func writeHTTPError(w http.ResponseWriter, id json.RawMessage, err error) {
 // writeRPCError writes a JSON-RPC error response with e's HTTP status and
 // headers (Retry-After, x-ratelimit-*).
 func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *apierr.Error, rpc *jsonrpc.Error) {
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", orNull(id), rpc})
 	h := w.Header()
 	e.SetHeaders(h)
 	if e.Kind == apierr.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="svc"`)
 	}
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status())
+	writeRPC(w, e.Status(), id, nil, rpc)
+}
+
+// writeRPC writes one JSON-RPC response with status: the error when rpc is
+// set, else the result. A result that cannot be encoded is answered as
+// svc's internal error.
+func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, rpc *jsonrpc.Error) {
+	type response struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *jsonrpc.Error  `json:"error,omitempty"`
+	}
+	body, err := json.Marshal(response{"2.0", orNull(id), result, rpc})
+	if err != nil {
+		body, _ = json.Marshal(response{JSONRPC: "2.0", ID: orNull(id), Error: rpcError(apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err))})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -168,28 +168,15 @@ func fastCall(req *rpcRequest) (*callParams, bool) {
 // budget, rate limits).
 func (a *API) serveFast(w http.ResponseWriter, r *http.Request, v *view, st *requestState, req *rpcRequest, p *callParams, adm mcpgw.Admission) {
 	res, err := v.callTool(r.Context(), st.principal, adm, st.isTrusted, p.Name, p.Arguments)
-	var body []byte
-	if err == nil {
-		body, err = json.Marshal(struct {
-			JSONRPC string              `json:"jsonrpc"`
-			ID      json.RawMessage     `json:"id"`
-			Result  *mcp.CallToolResult `json:"result"`
-		}{"2.0", req.ID, res})
-	}
 	if err != nil {
 		e, ok := err.(*jsonrpc.Error)
 		if !ok {
 			e = rpcError(err)
 		}
-		body, _ = json.Marshal(struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   *jsonrpc.Error  `json:"error"`
-		}{"2.0", req.ID, e})
+		writeRPC(w, http.StatusOK, req.ID, nil, e)
+		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	writeRPC(w, http.StatusOK, req.ID, res, nil)
 }
 
 // validID reports whether a request id is a string or a number, as

@@ -8,7 +8,6 @@ import (
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/identity"
@@ -75,11 +74,7 @@ func (a *API) serveV1(w http.ResponseWriter, r *http.Request) {
 		jsonbody.Write(w, http.StatusOK, res.CallToolResult)
 		return
 	}
-	jsonbody.Write(w, http.StatusOK, struct {
-		JSONRPC string              `json:"jsonrpc"`
-		ID      json.RawMessage     `json:"id"`
-		Result  *mcp.CallToolResult `json:"result"`
-	}{"2.0", orNull(c.ID), res.CallToolResult})
+	writeRPC(w, http.StatusOK, c.ID, res.CallToolResult, nil)
 }
 
 func writeV1Error(w http.ResponseWriter, id json.RawMessage, rpc bool, err error, code int64) {
