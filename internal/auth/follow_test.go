@@ -6,62 +6,22 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	. "github.com/svc-gateway/svc/internal/auth"
-	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
-// gatedBus is a memkv bus whose Subscribe calls each wait for the test to
-// decide their outcome on gate (nil: subscribe), and whose subscriptions
-// the test can end.
-type gatedBus struct {
-	*memkv.KV
-	gate chan error
-	mu   sync.Mutex
-	subs []store.Subscription
-}
-
-func (b *gatedBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case err := <-b.gate:
-		if err != nil {
-			return nil, err
-		}
-	}
-	s, err := b.KV.Subscribe(ctx, channel)
-	if err == nil {
-		b.mu.Lock()
-		b.subs = append(b.subs, s)
-		b.mu.Unlock()
-	}
-	return s, err
-}
-
-// endAll ends every subscription made, as a store ending them does.
-func (b *gatedBus) endAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.subs {
-		_ = s.Close()
-	}
-}
-
-// subscribed waits until n subscriptions were made.
-func (b *gatedBus) subscribed(t *testing.T, n int) {
+// subscribed waits until n subscriptions were made on b.
+func subscribed(t *testing.T, b *storetest.EndableBus, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b.mu.Lock()
-		got := len(b.subs)
-		b.mu.Unlock()
+		got := b.Subscriptions()
 		if got >= n {
 			return
 		}
@@ -85,7 +45,7 @@ type twoProcesses struct {
 	id, secret   string
 }
 
-func newTwoProcesses(t *testing.T, bus *gatedBus, adminBus Bus) *twoProcesses {
+func newTwoProcesses(t *testing.T, bus *storetest.EndableBus, adminBus Bus) *twoProcesses {
 	t.Helper()
 	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
@@ -161,8 +121,8 @@ func (p *twoProcesses) refused(t *testing.T, what string) {
 
 // gated is a gated bus over a fresh memkv, and another memkv: a bus the
 // proxy does not hear.
-func gated(t *testing.T) (*gatedBus, *memkv.KV) {
-	bus, other := &gatedBus{KV: memkv.New(), gate: make(chan error)}, memkv.New()
+func gated(t *testing.T) (*storetest.EndableBus, *memkv.KV) {
+	bus, other := &storetest.EndableBus{KV: memkv.New(), Gate: make(chan error)}, memkv.New()
 	t.Cleanup(func() { bus.KV.Close(); other.Close() })
 	return bus, other
 }
@@ -172,8 +132,8 @@ func gated(t *testing.T) (*gatedBus, *memkv.KV) {
 func TestRevocationNoticeFollowed(t *testing.T) {
 	bus, _ := gated(t)
 	p := newTwoProcesses(t, bus, bus.KV)
-	bus.gate <- nil
-	bus.subscribed(t, 1)
+	bus.Gate <- nil
+	subscribed(t, bus, 1)
 	p.cache(t)
 	p.revoke(t)
 	p.refused(t, "notice followed")
@@ -185,11 +145,11 @@ func TestRevocationNoticeFollowed(t *testing.T) {
 func TestSubscriptionEndEmptiesCache(t *testing.T) {
 	bus, other := gated(t)
 	p := newTwoProcesses(t, bus, other)
-	bus.gate <- nil
-	bus.subscribed(t, 1)
+	bus.Gate <- nil
+	subscribed(t, bus, 1)
 	p.cache(t)
 	p.revoke(t)
-	bus.endAll() // the next Subscribe waits on the gate: not answered
+	bus.EndAll() // the next Subscribe waits on the gate: not answered
 	p.refused(t, "subscription ended")
 }
 
@@ -199,7 +159,7 @@ func TestSubscribeFailureEmptiesCache(t *testing.T) {
 	p := newTwoProcesses(t, bus, other)
 	p.cache(t)
 	p.revoke(t)
-	bus.gate <- errBusDown // the retry waits on the gate: not answered
+	bus.Gate <- errBusDown // the retry waits on the gate: not answered
 	p.refused(t, "subscribe failed")
 }
 
@@ -211,7 +171,7 @@ func TestSubscribeEmptiesCache(t *testing.T) {
 	p := newTwoProcesses(t, bus, other)
 	p.cache(t)
 	p.revoke(t)
-	bus.gate <- nil
-	bus.subscribed(t, 1)
+	bus.Gate <- nil
+	subscribed(t, bus, 1)
 	p.refused(t, "subscribed")
 }

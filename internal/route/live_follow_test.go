@@ -2,13 +2,11 @@ package route_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/route"
-	"github.com/svc-gateway/svc/internal/store"
-	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 // loadSignal is a config store that signals each load.
@@ -44,48 +42,17 @@ drain:
 	}
 }
 
-// endableBus is a memkv bus whose subscriptions the test can end.
-type endableBus struct {
-	*memkv.KV
-	mu   sync.Mutex
-	subs []store.Subscription
-}
-
-func (b *endableBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	s, err := b.KV.Subscribe(ctx, channel)
-	if err == nil {
-		b.mu.Lock()
-		b.subs = append(b.subs, s)
-		b.mu.Unlock()
-	}
-	return s, err
-}
-
-func (b *endableBus) endAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.subs {
-		_ = s.Close()
-	}
-}
-
-func (b *endableBus) count() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.subs)
-}
-
 // TestLiveFollowsNotices: an update announced on the bus is followed at
 // once, not at the next poll, also after the subscription ended (Run
 // subscribes again).
 func TestLiveFollowsNotices(t *testing.T) {
 	db := openDB(t)
-	bus := &endableBus{KV: newKV(t)}
+	bus := &storetest.EndableBus{KV: newKV(t)}
 	writer := route.NewLive(db, bus, nil)
 	loads := &loadSignal{ConfigStore: db, loads: make(chan struct{}, 16)}
 	follower := route.NewLive(loads, bus, nil)
 	run(t, follower)
-	eventually(t, "the subscription", func() bool { return bus.count() == 1 })
+	eventually(t, "the subscription", func() bool { return bus.Subscriptions() == 1 })
 	// Just after a poll the next is a second away: converging well before
 	// it takes the notice.
 	quick := func(provider string) {
@@ -101,7 +68,7 @@ func TestLiveFollowsNotices(t *testing.T) {
 		}
 	}
 	quick("groq")
-	bus.endAll()
-	eventually(t, "a new subscription", func() bool { return bus.count() == 2 })
+	bus.EndAll()
+	eventually(t, "a new subscription", func() bool { return bus.Subscriptions() == 2 })
 	quick("mistral")
 }

@@ -2,47 +2,13 @@ package access_test
 
 import (
 	"context"
-	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/mcpgw/access"
-	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
-
-// endingBus is a memkv bus whose Subscribe fails while fail is set and
-// whose subscriptions the test can end.
-type endingBus struct {
-	*memkv.KV
-	fail atomic.Bool
-	mu   sync.Mutex
-	subs []store.Subscription
-}
-
-func (b *endingBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	if b.fail.Load() {
-		return nil, errors.New("subscribe refused")
-	}
-	s, err := b.KV.Subscribe(ctx, channel)
-	if err == nil {
-		b.mu.Lock()
-		b.subs = append(b.subs, s)
-		b.mu.Unlock()
-	}
-	return s, err
-}
-
-// endAll ends every subscription made, as a store ending them does.
-func (b *endingBus) endAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.subs {
-		_ = s.Close()
-	}
-}
 
 // TestGrantsSubscriptionLost: when the subscription ends the cached sets
 // are dropped (the hooks told) and the cache is unused until a new one is
@@ -51,7 +17,7 @@ func (b *endingBus) endAll() {
 func TestGrantsSubscriptionLost(t *testing.T) {
 	st := sqliteStore(t)
 	src := &countingSource{Source: st}
-	bus := &endingBus{KV: memkv.New()}
+	bus := &storetest.EndableBus{KV: memkv.New()}
 	t.Cleanup(func() { bus.KV.Close() })
 	g := access.NewGrants(src, bus, time.Hour, nil)
 	var c changes
@@ -82,8 +48,8 @@ func TestGrantsSubscriptionLost(t *testing.T) {
 	}
 	base := flushes()
 
-	bus.fail.Store(true)
-	bus.endAll()
+	bus.Fail.Store(true)
+	bus.EndAll()
 	eventually(t, time.Second, "the end noticed", func() bool { return !access.Following(g) })
 	if got := flushes(); got != base+1 {
 		t.Errorf("hooks told of %d flushes at the end, want 1", got-base)
@@ -96,7 +62,7 @@ func TestGrantsSubscriptionLost(t *testing.T) {
 		t.Errorf("after a failed retry: following %v, %d flushes told; want false, 1", access.Following(g), flushes()-base)
 	}
 
-	bus.fail.Store(false)
+	bus.Fail.Store(false)
 	eventually(t, 2*time.Second, "subscribed again", func() bool { return access.Following(g) })
 	if got := flushes(); got != base+2 {
 		t.Errorf("hooks told of %d flushes after resubscribing, want 2", got-base)
