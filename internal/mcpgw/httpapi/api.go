@@ -51,6 +51,9 @@ type Deps struct {
 	// (default DefaultSessionIdle): a client that went away without
 	// DELETE leaves nothing behind.
 	SessionIdle time.Duration
+	// MaxSessions is how many sessions one caller may hold open (default
+	// DefaultMaxSessions); an initialize past it is refused (429).
+	MaxSessions int
 	Logger      *slog.Logger
 	Version     string
 }
@@ -64,9 +67,12 @@ type API struct {
 	mu    sync.RWMutex
 	views map[viewKey]*view // live per-caller servers, for list_changed
 
-	// live maps the id of each session that finished its handshake to its
-	// view, until the SDK closes it: the fast path's sessions.
-	live sync.Map
+	// live maps the id of each open session to its *liveSession, until
+	// the SDK closes it (sessions.go); counts are the open sessions per
+	// caller.
+	live    sync.Map
+	countMu sync.Mutex
+	counts  map[string]int
 
 	// life bounds the refreshes no request waits for; Close ends it.
 	life context.Context
@@ -87,7 +93,10 @@ func New(d Deps) *API {
 	if d.SessionIdle <= 0 {
 		d.SessionIdle = DefaultSessionIdle
 	}
-	a := &API{d: d, views: make(map[viewKey]*view), sdkLog: slog.New(quiet{d.Logger.Handler()})}
+	if d.MaxSessions <= 0 {
+		d.MaxSessions = DefaultMaxSessions
+	}
+	a := &API{d: d, views: make(map[viewKey]*view), counts: make(map[string]int), sdkLog: slog.New(quiet{d.Logger.Handler()})}
 	a.life, a.stop = context.WithCancel(context.Background())
 	go a.reapIdle()
 	a.streaming = mcp.NewStreamableHTTPHandler(a.server, &mcp.StreamableHTTPOptions{

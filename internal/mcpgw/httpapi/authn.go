@@ -81,6 +81,13 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 				info.Extra[extraAdmission] = pre
 			}
 		}
+		opening := fast && req != nil && req.Method == "initialize" && r.Header.Get(sessionHeader) == ""
+		if opening {
+			if err := a.mayOpen(st); err != nil {
+				writeHTTPError(w, req.ID, err)
+				return
+			}
+		}
 		if fast {
 			v, elsewhere := a.liveView(r, st)
 			if elsewhere {
@@ -99,6 +106,9 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 			r.Header.Set("Authorization", "Bearer svc")
 		}
 		bind.ServeHTTP(w, r.WithContext(context.WithValue(ctx, tokenInfoKey{}, info)))
+		if opening {
+			a.opened(w, r, st)
+		}
 		// The SDK answered without running the call (an unknown session,
 		// another caller's session, bad params): nothing was spent.
 		pre.settle(ctx)

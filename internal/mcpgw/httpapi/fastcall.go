@@ -5,12 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/svc-gateway/svc/internal/mcpgw"
 )
@@ -44,69 +41,6 @@ type callParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// liveSession is a session the fast path may serve: its view and the
-// protocol version its client asked for (and, when the SDK supports it,
-// uses: the version its requests name in Mcp-Protocol-Version).
-type liveSession struct {
-	view    *view
-	version string
-	ss      *mcp.ServerSession
-	last    atomic.Int64 // unix nanoseconds of its last request
-}
-
-// touch records a request of the session.
-func (ls *liveSession) touch() { ls.last.Store(time.Now().UnixNano()) }
-
-// track makes ss eligible for the fast path once it has finished its
-// handshake (notifications/initialized), until the SDK closes it.
-func (a *API) track(v *view, ss *mcp.ServerSession) {
-	id := ss.ID()
-	if id == "" {
-		return
-	}
-	ls := &liveSession{view: v, ss: ss}
-	ls.touch()
-	if p := ss.InitializeParams(); p != nil {
-		ls.version = p.ProtocolVersion
-	}
-	if _, dup := a.live.LoadOrStore(id, ls); dup {
-		return
-	}
-	go func() {
-		_ = ss.Wait()
-		a.live.CompareAndDelete(id, ls)
-	}()
-}
-
-// DefaultSessionIdle is how long a session may go without a request
-// before svc closes it (Deps.SessionIdle).
-const DefaultSessionIdle = time.Hour
-
-// reapIdle closes, until the API is closed, the sessions that made no
-// request for Deps.SessionIdle. The SDK's own idle timer cannot be used:
-// it counts only the requests it serves, and the fast path's are not.
-// (A session that never finished its handshake is not tracked, and not
-// reaped: the SDK holds it until the client deletes it.)
-func (a *API) reapIdle() {
-	idle := a.d.SessionIdle
-	tick := time.NewTicker(max(idle/4, 10*time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-a.life.Done():
-			return
-		case <-tick.C:
-		}
-		cutoff := time.Now().Add(-idle).UnixNano()
-		a.live.Range(func(_, x any) bool {
-			if ls := x.(*liveSession); ls.last.Load() < cutoff {
-				_ = ls.ss.Close() // its Wait returns and track's goroutine forgets it
-			}
-			return true
-		})
-	}
-}
-
 // liveView is the view of the live session r names, when the caller opened
 // it and the SDK would take r; nil otherwise (the SDK answers). elsewhere:
 // the session was opened on another endpoint (the SDK's handler holds the
@@ -126,11 +60,12 @@ func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bo
 	if v.key.server != r.PathValue("server_id") {
 		return nil, true
 	}
-	if v.key.caller == st.caller {
-		ls.touch()
+	if v.key.caller != st.caller {
+		return nil, false // another caller's session: the SDK refuses it
 	}
-	if v.key.caller != st.caller || !sdkWouldTake(r, ls.version) {
-		return nil, false // another caller's session (the SDK refuses it), or a request the SDK refuses
+	ls.touch()
+	if !ls.ready.Load() || !sdkWouldTake(r, ls.version.Load().(string)) {
+		return nil, false // the handshake is not over, or the SDK judges the request
 	}
 	return v, false
 }

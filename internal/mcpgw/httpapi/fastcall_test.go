@@ -241,3 +241,66 @@ func TestIdleSessionsClosed(t *testing.T) {
 		t.Fatalf("an idle session still answers %d %s", status, body)
 	}
 }
+
+// TestSessionsPerCallerBounded: a caller holds at most MaxSessions open;
+// another initialize is refused (429) until one closes, and other callers
+// are not affected.
+func TestSessionsPerCallerBounded(t *testing.T) {
+	h := newHarness(t, func(s settings) { s.deps.MaxSessions = 2 })
+	a := h.connect(t, "/fs/mcp/", "sk-good", nil)
+	h.connect(t, "/mcp/", "sk-good", nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	connect := func(key string) (*mcp.ClientSession, error) {
+		return c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url + "/fs/mcp/",
+			HTTPClient: &http.Client{Transport: bearer{key}}}, nil)
+	}
+	if cs, err := connect("sk-good"); err == nil {
+		cs.Close()
+		t.Fatal("a third session of the same caller was opened")
+	} else if !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many") && !strings.Contains(err.Error(), "too_many_sessions") {
+		t.Errorf("a third session: %v, want a 429", err)
+	}
+	other, err := connect("sk-other")
+	if err != nil {
+		t.Fatalf("another caller: %v", err)
+	}
+	other.Close()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cs, err := connect("sk-good")
+		if err == nil {
+			cs.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after one closed, a new session: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestUnfinishedHandshakeReaped: a session whose client never finishes the
+// handshake is closed when idle too.
+func TestUnfinishedHandshakeReaped(t *testing.T) {
+	h := newHarness(t, func(s settings) { s.deps.SessionIdle = 300 * time.Millisecond })
+	req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer sk-good")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session")
+	}
+	time.Sleep(time.Second)
+	if status, _, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"late"}`); status != http.StatusNotFound {
+		t.Errorf("a session idle since its initialize still answers %d %s", status, body)
+	}
+}

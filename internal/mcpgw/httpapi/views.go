@@ -113,7 +113,7 @@ func (a *API) newView(key viewKey, p *identity.Principal) *view {
 	v := &view{api: a, key: key, principal: p, born: time.Now(), names: make(map[string]target), shown: make(map[string]string)}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	opts := &mcp.ServerOptions{Logger: a.sdkLog, Capabilities: caps}
-	opts.InitializedHandler = func(_ context.Context, r *mcp.InitializedRequest) { a.track(v, r.Session) }
+	opts.InitializedHandler = func(_ context.Context, r *mcp.InitializedRequest) { a.handshakeDone(v, r.Session) }
 	if key.server != "" {
 		// One server's endpoint relays its resources and prompts.
 		caps.Resources, caps.Prompts = &mcp.ResourceCapabilities{}, &mcp.PromptCapabilities{}

@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-gateway/svc/internal/apierr"
+)
+
+// svc's record of the MCP sessions the SDK's handler holds: each session
+// from the moment the SDK opens it (its answer to initialize names it)
+// until the SDK closes it, with its caller and its last request. It bounds
+// what a caller can leave behind — at most Deps.MaxSessions sessions each,
+// each closed after Deps.SessionIdle without a request — and tells the
+// fast path (fastcall.go) which sessions it may serve.
+
+// Defaults of Deps.
+const (
+	// DefaultSessionIdle is how long a session may go without a request
+	// before svc closes it.
+	DefaultSessionIdle = time.Hour
+	// DefaultMaxSessions is how many sessions one caller may hold open.
+	DefaultMaxSessions = 256
+)
+
+// liveSession is one open session.
+type liveSession struct {
+	view   *view
+	ss     *mcp.ServerSession
+	caller string
+	last   atomic.Int64 // unix nanoseconds of its last request
+	// ready: the handshake finished (notifications/initialized) and the
+	// fast path may serve the session's calls; version is the protocol
+	// version its client asked for (and, when the SDK supports it, uses:
+	// the version its requests name in Mcp-Protocol-Version).
+	ready   atomic.Bool
+	version atomic.Value // string
+}
+
+// touch records a request of the session.
+func (ls *liveSession) touch() { ls.last.Store(time.Now().UnixNano()) }
+
+// track records ss, once, until the SDK closes it, and returns its record.
+func (a *API) track(v *view, ss *mcp.ServerSession) *liveSession {
+	id := ss.ID()
+	ls := &liveSession{view: v, ss: ss, caller: v.key.caller}
+	ls.touch()
+	ls.version.Store("")
+	if x, dup := a.live.LoadOrStore(id, ls); dup {
+		return x.(*liveSession)
+	}
+	a.countMu.Lock()
+	a.counts[ls.caller]++
+	a.countMu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		a.live.CompareAndDelete(id, ls)
+		a.countMu.Lock()
+		if a.counts[ls.caller]--; a.counts[ls.caller] <= 0 {
+			delete(a.counts, ls.caller)
+		}
+		a.countMu.Unlock()
+	}()
+	return ls
+}
+
+// handshakeDone is the SDK's InitializedHandler: the session's calls may
+// take the fast path from now on.
+func (a *API) handshakeDone(v *view, ss *mcp.ServerSession) {
+	if ss.ID() == "" {
+		return
+	}
+	ls := a.track(v, ss)
+	if p := ss.InitializeParams(); p != nil {
+		ls.version.Store(p.ProtocolVersion)
+	}
+	ls.ready.Store(true)
+}
+
+// mayOpen refuses a request that would open one more session for a caller
+// who holds Deps.MaxSessions (429).
+func (a *API) mayOpen(st *requestState) error {
+	a.countMu.Lock()
+	n := a.counts[st.caller]
+	a.countMu.Unlock()
+	if n < a.d.MaxSessions {
+		return nil
+	}
+	return apierr.Newf(apierr.RateLimited, "too_many_sessions",
+		"this caller holds %d open MCP sessions, the most svc keeps: close one (DELETE) or wait until an idle one is closed", n)
+}
+
+// opened records the session the SDK just opened for r, if its answer
+// names one.
+func (a *API) opened(w http.ResponseWriter, r *http.Request, st *requestState) {
+	id := w.Header().Get(sessionHeader)
+	if id == "" {
+		return
+	}
+	key := viewKey{server: r.PathValue("server_id"), caller: st.caller, trusted: st.isTrusted}
+	a.mu.RLock()
+	v := a.views[key]
+	a.mu.RUnlock()
+	if v == nil {
+		return
+	}
+	for ss := range v.srv.Sessions() {
+		if ss.ID() == id {
+			a.track(v, ss)
+			return
+		}
+	}
+}
+
+// reapIdle closes, until the API is closed, the sessions that made no
+// request for Deps.SessionIdle. The SDK's own idle timer cannot be used:
+// it counts only the requests it serves, and the fast path's are not.
+func (a *API) reapIdle() {
+	idle := a.d.SessionIdle
+	tick := time.NewTicker(max(idle/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.life.Done():
+			return
+		case <-tick.C:
+		}
+		cutoff := time.Now().Add(-idle).UnixNano()
+		a.live.Range(func(_, x any) bool {
+			if ls := x.(*liveSession); ls.last.Load() < cutoff {
+				_ = ls.ss.Close() // its Wait returns and track's goroutine forgets it
+			}
+			return true
+		})
+	}
+}
