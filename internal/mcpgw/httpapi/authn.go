@@ -89,15 +89,21 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 			}
 		}
 		if fast {
-			v, elsewhere := a.liveView(r, st)
+			ls, elsewhere := a.sessionOf(r, st)
 			if elsewhere {
 				pre.settle(ctx)
 				writeHTTPError(w, nil, apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint"))
 				return
 			}
-			if params, ok := fastCall(req); ok && v != nil {
-				a.serveFast(w, r.WithContext(ctx), v, st, req, params, pre.claim())
-				return
+			if ls != nil {
+				ls.begin() // a session with a request open is not idle
+				defer ls.end()
+			}
+			if params, ok := fastCall(req); ok {
+				if v := fastView(r, ls); v != nil {
+					a.serveFast(w, r.WithContext(ctx), v, st, req, params, pre.claim())
+					return
+				}
 			}
 		}
 		// The SDK's bearer check needs a header; the caller may have used

@@ -41,12 +41,12 @@ type callParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// liveView is the view of the live session r names, when the caller opened
-// it and the SDK would take r; nil otherwise (the SDK answers). elsewhere:
-// the session was opened on another endpoint (the SDK's handler holds the
-// sessions of every endpoint, and would run the call on that endpoint's
-// server after this one's checks): it is not found here.
-func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bool) {
+// sessionOf is the recorded session r names, when the caller opened it on
+// this endpoint; elsewhere: the session was opened on another endpoint
+// (the SDK's handler holds the sessions of every endpoint, and would run
+// the request on that endpoint's server after this one's checks), so it
+// is not found here. Nil for another caller's session: the SDK refuses it.
+func (a *API) sessionOf(r *http.Request, st *requestState) (ls *liveSession, elsewhere bool) {
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
 		return nil, false
@@ -55,19 +55,23 @@ func (a *API) liveView(r *http.Request, st *requestState) (v *view, elsewhere bo
 	if !ok {
 		return nil, false
 	}
-	ls := x.(*liveSession)
-	v = ls.view
-	if v.key.server != r.PathValue("server_id") {
+	ls = x.(*liveSession)
+	switch {
+	case ls.view.key.server != r.PathValue("server_id"):
 		return nil, true
+	case ls.view.key.caller != st.caller:
+		return nil, false
 	}
-	if v.key.caller != st.caller {
-		return nil, false // another caller's session: the SDK refuses it
+	return ls, false
+}
+
+// fastView is the view the fast path serves r on: ls's, when its
+// handshake is over and the SDK would take r.
+func fastView(r *http.Request, ls *liveSession) *view {
+	if ls == nil || !ls.ready.Load() || !sdkWouldTake(r, ls.version.Load().(string)) {
+		return nil
 	}
-	ls.touch()
-	if !ls.ready.Load() || !sdkWouldTake(r, ls.version.Load().(string)) {
-		return nil, false // the handshake is not over, or the SDK judges the request
-	}
-	return v, false
+	return ls.view
 }
 
 // sdkWouldTake reports whether the SDK's transport would take r on a

@@ -219,13 +219,45 @@ func TestSessionOfAnotherEndpoint(t *testing.T) {
 	}
 }
 
-// TestIdleSessionsClosed: a session that makes no request for SessionIdle
-// is closed (a client gone without DELETE leaves nothing behind); requests,
-// the fast path's too, keep it open.
+// rawSession opens a session without an SDK client (so without the
+// standalone stream an SDK client holds open): initialize, then
+// notifications/initialized; it returns the session id.
+func (h *harness) rawSession(t *testing.T, path string) string {
+	t.Helper()
+	post := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-good")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`).Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("initialize opened no session")
+	}
+	if resp := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode >= 300 {
+		t.Fatalf("initialized: %d", resp.StatusCode)
+	}
+	return sid
+}
+
+// TestIdleSessionsClosed: a session with no request open and none for
+// SessionIdle is closed (a client gone without DELETE leaves nothing
+// behind); requests, the fast path's too, keep it open, and so does an SDK
+// client's standalone stream.
 func TestIdleSessionsClosed(t *testing.T) {
 	h := newHarness(t, func(s settings) { s.deps.SessionIdle = 400 * time.Millisecond })
-	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
-	sid := cs.ID()
+	sid := h.rawSession(t, "/fs/mcp/")
 	if _, ct, body := h.fastCallOnce(t, "/fs/mcp/", sid, "echo", `{"text":"live"}`); ct != "application/json" {
 		t.Fatalf("the session never took the fast path: %s %s", ct, body)
 	}
@@ -235,10 +267,14 @@ func TestIdleSessionsClosed(t *testing.T) {
 			t.Fatalf("a busy session: %d %s %s", status, ct, body)
 		}
 	}
+	connected := h.connect(t, "/fs/mcp/", "sk-good", nil) // holds its stream open
 	// Idle for well over SessionIdle (the reaper looks every quarter of it).
 	time.Sleep(1200 * time.Millisecond)
 	if status, _, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"late"}`); status != http.StatusNotFound {
 		t.Fatalf("an idle session still answers %d %s", status, body)
+	}
+	if r, err := connected.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}}); err != nil || text(r) != "echo: still here" {
+		t.Errorf("a connected client's session: %v %q, want it kept", err, text(r))
 	}
 }
 

@@ -31,7 +31,8 @@ type liveSession struct {
 	view   *view
 	ss     *mcp.ServerSession
 	caller string
-	last   atomic.Int64 // unix nanoseconds of its last request
+	last   atomic.Int64 // unix nanoseconds of its last request's start or end
+	open   atomic.Int32 // its requests in progress (a standalone stream too)
 	// ready: the handshake finished (notifications/initialized) and the
 	// fast path may serve the session's calls; version is the protocol
 	// version its client asked for (and, when the SDK supports it, uses:
@@ -40,8 +41,18 @@ type liveSession struct {
 	version atomic.Value // string
 }
 
-// touch records a request of the session.
+// touch records activity of the session.
 func (ls *liveSession) touch() { ls.last.Store(time.Now().UnixNano()) }
+
+// begin and end bracket one request of the session.
+func (ls *liveSession) begin() { ls.open.Add(1); ls.touch() }
+func (ls *liveSession) end()   { ls.touch(); ls.open.Add(-1) }
+
+// idle reports whether the session has no request open and none began or
+// ended since cutoff (unix nanoseconds).
+func (ls *liveSession) idle(cutoff int64) bool {
+	return ls.open.Load() == 0 && ls.last.Load() < cutoff
+}
 
 // track records ss, once, until the SDK closes it, and returns its record.
 func (a *API) track(v *view, ss *mcp.ServerSession) *liveSession {
@@ -115,9 +126,11 @@ func (a *API) opened(w http.ResponseWriter, r *http.Request, st *requestState) {
 	}
 }
 
-// reapIdle closes, until the API is closed, the sessions that made no
-// request for Deps.SessionIdle. The SDK's own idle timer cannot be used:
-// it counts only the requests it serves, and the fast path's are not.
+// reapIdle closes, until the API is closed, the sessions with no request
+// open and none for Deps.SessionIdle (a client holding its standalone
+// stream open is not idle, nor is a long tool call). The SDK's own idle
+// timer cannot be used: it counts only the POSTs it serves, and the fast
+// path's are not among them.
 func (a *API) reapIdle() {
 	idle := a.d.SessionIdle
 	tick := time.NewTicker(max(idle/4, 10*time.Millisecond))
@@ -130,7 +143,7 @@ func (a *API) reapIdle() {
 		}
 		cutoff := time.Now().Add(-idle).UnixNano()
 		a.live.Range(func(_, x any) bool {
-			if ls := x.(*liveSession); ls.last.Load() < cutoff {
+			if ls := x.(*liveSession); ls.idle(cutoff) {
 				_ = ls.ss.Close() // its Wait returns and track's goroutine forgets it
 			}
 			return true
