@@ -72,7 +72,8 @@ type API struct {
 	// caller.
 	live    sync.Map
 	countMu sync.Mutex
-	counts  map[string]int
+	counts  map[string]int // open sessions per caller
+	pending map[string]int // requests that may open one, per caller
 
 	// life bounds the refreshes no request waits for; Close ends it.
 	life context.Context
@@ -96,7 +97,7 @@ func New(d Deps) *API {
 	if d.MaxSessions <= 0 {
 		d.MaxSessions = DefaultMaxSessions
 	}
-	a := &API{d: d, views: make(map[viewKey]*view), counts: make(map[string]int), sdkLog: slog.New(quiet{d.Logger.Handler()})}
+	a := &API{d: d, views: make(map[viewKey]*view), counts: make(map[string]int), pending: make(map[string]int), sdkLog: slog.New(quiet{d.Logger.Handler()})}
 	a.life, a.stop = context.WithCancel(context.Background())
 	go a.reapIdle()
 	a.streaming = mcp.NewStreamableHTTPHandler(a.server, &mcp.StreamableHTTPOptions{

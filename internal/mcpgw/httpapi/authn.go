@@ -81,12 +81,17 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 				info.Extra[extraAdmission] = pre
 			}
 		}
-		opening := fast && req != nil && req.Method == "initialize" && r.Header.Get(sessionHeader) == ""
-		if opening {
-			if err := a.mayOpen(st); err != nil {
-				writeHTTPError(w, req.ID, err)
+		// Any POST without a session may open one (the SDK opens a session
+		// for it, whatever its body, and keeps it if it initializes): it
+		// holds a place under the caller's bound while the SDK runs it.
+		if fast && r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
+			release, err := a.reserve(st.caller)
+			if err != nil {
+				pre.settle(ctx)
+				writeHTTPError(w, nil, err)
 				return
 			}
+			defer release()
 		}
 		if fast {
 			ls, elsewhere := a.sessionOf(r, st)
@@ -112,9 +117,6 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 			r.Header.Set("Authorization", "Bearer svc")
 		}
 		bind.ServeHTTP(w, r.WithContext(context.WithValue(ctx, tokenInfoKey{}, info)))
-		if opening {
-			a.opened(w, r, st)
-		}
 		// The SDK answered without running the call (an unknown session,
 		// another caller's session, bad params): nothing was spent.
 		pre.settle(ctx)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,5 +339,51 @@ func TestUnfinishedHandshakeReaped(t *testing.T) {
 	time.Sleep(time.Second)
 	if status, _, body := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"late"}`); status != http.StatusNotFound {
 		t.Errorf("a session idle since its initialize still answers %d %s", status, body)
+	}
+}
+
+// TestSessionBoundHolds: concurrent initializes, in every form the SDK
+// takes (one object, a batch, duplicate keys), open no more sessions than
+// the bound, and each one opened is recorded (so reaped when idle).
+func TestSessionBoundHolds(t *testing.T) {
+	h := newHarness(t, func(s settings) { s.deps.MaxSessions = 2; s.deps.SessionIdle = 300 * time.Millisecond })
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	bodies := []string{init, "[" + init + "]", strings.Replace(init, `"id":1`, `"id":1,"id":1`, 1)}
+	var mu sync.Mutex
+	var sids []string
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(bodies[i%len(bodies)]))
+			req.Header.Set("Authorization", "Bearer sk-good")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.StatusCode == 200 {
+				mu.Lock()
+				sids = append(sids, sid)
+				mu.Unlock()
+			} else if resp.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("an initialize over the bound: %d, want 429", resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(sids) == 0 || len(sids) > 2 {
+		t.Fatalf("%d sessions opened, want 1 or 2 (the bound)", len(sids))
+	}
+	time.Sleep(time.Second) // idle: every one opened is closed
+	for _, sid := range sids {
+		if status, _, _ := h.rawCall(t, "/fs/mcp/", "sk-good", sid, "echo", `{"text":"x"}`); status != http.StatusNotFound {
+			t.Errorf("session %s, idle, answers %d: it was not recorded", sid, status)
+		}
 	}
 }

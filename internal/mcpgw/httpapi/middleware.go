@@ -22,6 +22,13 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, err
 		}
 		switch method {
+		case "initialize":
+			// The session is recorded as the SDK parsed it, before the
+			// client learns its id (sessions.go).
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+				v.api.track(v, ss)
+			}
+			return next(ctx, method, req)
 		case "tools/list":
 			v.refreshNow(ctx)
 			return next(ctx, method, req)

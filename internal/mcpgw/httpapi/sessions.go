@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -11,8 +10,8 @@ import (
 )
 
 // svc's record of the MCP sessions the SDK's handler holds: each session
-// from the moment the SDK opens it (its answer to initialize names it)
-// until the SDK closes it, with its caller and its last request. It bounds
+// from its initialize (the view's middleware records it as the SDK parsed
+// it, before the client learns its id) until the SDK closes it, with its caller and its last request. It bounds
 // what a caller can leave behind — at most Deps.MaxSessions sessions each,
 // each closed after Deps.SessionIdle without a request — and tells the
 // fast path (fastcall.go) which sessions it may serve.
@@ -39,6 +38,9 @@ type liveSession struct {
 	// the version its requests name in Mcp-Protocol-Version).
 	ready   atomic.Bool
 	version atomic.Value // string
+	// closing: the reaper closes it (once; Close waits for the SDK's
+	// handlers in progress, so it runs on its own goroutine).
+	closing atomic.Bool
 }
 
 // touch records activity of the session.
@@ -91,39 +93,25 @@ func (a *API) handshakeDone(v *view, ss *mcp.ServerSession) {
 	ls.ready.Store(true)
 }
 
-// mayOpen refuses a request that would open one more session for a caller
-// who holds Deps.MaxSessions (429).
-func (a *API) mayOpen(st *requestState) error {
+// reserve holds a place for one more session of caller while a request
+// that may open one runs, and refuses it (429) when the caller's open
+// sessions and places held reach Deps.MaxSessions: concurrent initializes
+// cannot overshoot the bound. release gives the place back.
+func (a *API) reserve(caller string) (release func(), err error) {
 	a.countMu.Lock()
-	n := a.counts[st.caller]
-	a.countMu.Unlock()
-	if n < a.d.MaxSessions {
-		return nil
+	defer a.countMu.Unlock()
+	if n := a.counts[caller] + a.pending[caller]; n >= a.d.MaxSessions {
+		return nil, apierr.Newf(apierr.RateLimited, "too_many_sessions",
+			"this caller holds %d open MCP sessions, the most svc keeps: close one (DELETE) or wait until an idle one is closed", a.counts[caller])
 	}
-	return apierr.Newf(apierr.RateLimited, "too_many_sessions",
-		"this caller holds %d open MCP sessions, the most svc keeps: close one (DELETE) or wait until an idle one is closed", n)
-}
-
-// opened records the session the SDK just opened for r, if its answer
-// names one.
-func (a *API) opened(w http.ResponseWriter, r *http.Request, st *requestState) {
-	id := w.Header().Get(sessionHeader)
-	if id == "" {
-		return
-	}
-	key := viewKey{server: r.PathValue("server_id"), caller: st.caller, trusted: st.isTrusted}
-	a.mu.RLock()
-	v := a.views[key]
-	a.mu.RUnlock()
-	if v == nil {
-		return
-	}
-	for ss := range v.srv.Sessions() {
-		if ss.ID() == id {
-			a.track(v, ss)
-			return
+	a.pending[caller]++
+	return func() {
+		a.countMu.Lock()
+		if a.pending[caller]--; a.pending[caller] <= 0 {
+			delete(a.pending, caller)
 		}
-	}
+		a.countMu.Unlock()
+	}, nil
 }
 
 // reapIdle closes, until the API is closed, the sessions with no request
@@ -143,8 +131,8 @@ func (a *API) reapIdle() {
 		}
 		cutoff := time.Now().Add(-idle).UnixNano()
 		a.live.Range(func(_, x any) bool {
-			if ls := x.(*liveSession); ls.idle(cutoff) {
-				_ = ls.ss.Close() // its Wait returns and track's goroutine forgets it
+			if ls := x.(*liveSession); ls.idle(cutoff) && ls.closing.CompareAndSwap(false, true) {
+				go ls.ss.Close() // its Wait returns and track's goroutine forgets it
 			}
 			return true
 		})
