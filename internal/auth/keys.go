@@ -61,6 +61,10 @@ type Keys struct {
 	mu    sync.RWMutex
 	cache map[[32]byte]cached
 	byID  map[string]cachedRecord
+	// epoch counts evictions and flushes: a lookup that began before one
+	// does not fill the cache with what it read (the key may have been
+	// revoked, and its notice handled, while the store answered).
+	epoch uint64
 }
 
 type cached struct {
@@ -277,6 +281,9 @@ func (k *Keys) cachedKey(sum [32]byte, now time.Time) (cached, bool) {
 }
 
 func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, error) {
+	k.mu.RLock()
+	epoch := k.epoch
+	k.mu.RUnlock()
 	vk, err := k.store.VirtualKeyByHash(ctx, hex.EncodeToString(sum[:]))
 	var c cached
 	switch {
@@ -292,6 +299,10 @@ func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, e
 	}
 	if k.ttl > 0 && !k.busDown.Load() {
 		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.epoch != epoch {
+			return c, nil // a revocation or a flush came while the store answered: not cached
+		}
 		if len(k.cache) >= maxCached {
 			clear(k.cache)
 			clear(k.byID)
@@ -300,7 +311,6 @@ func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, e
 		if err == nil {
 			k.byID[vk.ID] = cachedRecord{vk: &vk, expires: c.expires}
 		}
-		k.mu.Unlock()
 	}
 	return c, nil
 }
@@ -317,6 +327,9 @@ func (k *Keys) Record(ctx context.Context, id string) (*VirtualKey, error) {
 			return r.vk, nil
 		}
 	}
+	k.mu.RLock()
+	epoch := k.epoch
+	k.mu.RUnlock()
 	vk, err := k.store.VirtualKeyByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errInvalid
@@ -326,10 +339,12 @@ func (k *Keys) Record(ctx context.Context, id string) (*VirtualKey, error) {
 	}
 	if k.ttl > 0 && !k.busDown.Load() {
 		k.mu.Lock()
-		if len(k.byID) >= maxCached {
-			clear(k.byID)
+		if k.epoch == epoch { // else a change came while the store answered
+			if len(k.byID) >= maxCached {
+				clear(k.byID)
+			}
+			k.byID[id] = cachedRecord{vk: &vk, expires: now.Add(k.ttl)}
 		}
-		k.byID[id] = cachedRecord{vk: &vk, expires: now.Add(k.ttl)}
 		k.mu.Unlock()
 	}
 	return &vk, nil
@@ -421,8 +436,16 @@ func (k *Keys) changed(ctx context.Context, sum [32]byte) {
 // evict drops sum's lookup and, when it is cached, its key's record.
 func (k *Keys) evict(sum [32]byte) {
 	k.mu.Lock()
+	k.epoch++
 	if c, ok := k.cache[sum]; ok && c.p != nil {
 		delete(k.byID, c.p.ID)
+	}
+	// A record Record read by id is not under the hash: look for it.
+	h := hex.EncodeToString(sum[:])
+	for id, r := range k.byID {
+		if r.vk.Hash == h {
+			delete(k.byID, id)
+		}
 	}
 	delete(k.cache, sum)
 	k.mu.Unlock()
@@ -479,6 +502,7 @@ func (k *Keys) evictHex(msg []byte) {
 
 func (k *Keys) flush() {
 	k.mu.Lock()
+	k.epoch++
 	clear(k.cache)
 	clear(k.byID)
 	k.mu.Unlock()
