@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -35,7 +36,14 @@ type direct struct {
 	client   *http.Client
 	endpoint string
 	next     atomic.Uint64 // request ids: "svc-<n>", apart from the SDK's numbers
+	// notices holds a place for each cancellation notice in flight: at
+	// most maxNotices at once, others are dropped (a struggling server
+	// whose calls all time out gets no flood of them).
+	notices chan struct{}
 }
+
+// maxNotices bounds a session's cancellation notices in flight.
+const maxNotices = 8
 
 // errNotDirect says the direct path did not send the call (or the server
 // refused it before running it): the SDK's client makes it.
@@ -78,7 +86,10 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 	}
 	resp, err := d.post(ctx, c, body)
 	if err != nil {
-		p.cancelled(c, id)
+		var op *net.OpError
+		if !errors.As(err, &op) || op.Op != "dial" { // a request never sent needs no notice
+			p.cancelled(c, id)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -146,7 +157,9 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 	}
 	st := &stream{pool: p, serverID: serverID, c: c, id: id}
 	body := resp.Body
+	barren := 0
 	for resumed := 0; ; resumed++ {
+		before := st.lastID
 		m, err := st.read(ctx, body)
 		if body != resp.Body {
 			body.Close()
@@ -154,7 +167,12 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 		if m != nil || err != nil {
 			return m, err
 		}
-		if st.lastID == "" || resumed == maxResumes {
+		if resumed > 0 && st.lastID == before {
+			barren++
+		} else {
+			barren = 0
+		}
+		if st.lastID == "" || resumed == maxResumes || barren > maxBarren {
 			return nil, errStreamEnded
 		}
 		if body, err = st.resume(ctx); err != nil {
@@ -168,7 +186,13 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 // could not be read — so that it stops the tool: closing the HTTP request
 // does not. It is sent in the background, bounded by refuseTimeout.
 func (p *Pool) cancelled(c *conn, id string) {
+	select {
+	case c.direct.notices <- struct{}{}:
+	default:
+		return
+	}
 	go func() {
+		defer func() { <-c.direct.notices }()
 		ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
 		defer cancel()
 		body, _ := json.Marshal(struct {

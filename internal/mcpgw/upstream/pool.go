@@ -289,7 +289,7 @@ func (p *Pool) open(s *mcpgw.Server, c *conn) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { p.toolsChanged(id) },
 	})
 	if st, ok := t.(*mcp.StreamableClientTransport); ok {
-		c.direct = &direct{client: st.HTTPClient, endpoint: st.Endpoint}
+		c.direct = &direct{client: st.HTTPClient, endpoint: st.Endpoint, notices: make(chan struct{}, maxNotices)}
 	}
 	c.session, c.err = client.Connect(ctx, t, nil)
 	if c.err != nil {

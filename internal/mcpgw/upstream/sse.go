@@ -18,8 +18,10 @@ import (
 
 // Bounds of the direct path's event streams.
 const (
-	// maxResumes bounds the times one call's stream is resumed.
+	// maxResumes bounds the times one call's stream is resumed;
+	// maxBarren, the resumptions in a row that bring no event.
 	maxResumes = 100
+	maxBarren  = 2
 	// maxRefusals bounds the server's own requests svc refuses during one
 	// call: a server that keeps asking fails the call.
 	maxRefusals = 16
@@ -37,7 +39,7 @@ type stream struct {
 	c        *conn
 	id       string // the call's request id
 
-	lastID   string        // the last event id seen (Last-Event-ID)
+	lastID   string        // the id of the last event read (Last-Event-ID)
 	delay    time.Duration // the server's retry field
 	refusals int
 }
@@ -48,18 +50,25 @@ type stream struct {
 // event with no data (a priming event, which carries only an id) or named
 // other than "message" carries no message.
 func (st *stream) read(ctx context.Context, body io.Reader) (*rpcMessage, error) {
+	limit := int(st.pool.opts.MaxResultBytes) + 64<<10
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 4096), int(st.pool.opts.MaxResultBytes)+64<<10)
-	var name string
+	sc.Buffer(make([]byte, 0, 4096), limit)
+	var name, id string
 	var data []byte
+	dispatch := func() (*rpcMessage, error) {
+		if id != "" {
+			st.lastID = id // the event is read: a resumption starts after it
+		}
+		m, err := st.dispatch(ctx, name, data)
+		name, id, data = "", "", data[:0]
+		return m, err
+	}
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 {
-			m, err := st.dispatch(ctx, name, data)
-			if m != nil || err != nil {
+			if m, err := dispatch(); m != nil || err != nil {
 				return m, err
 			}
-			name, data = "", data[:0]
 			continue
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
@@ -68,16 +77,25 @@ func (st *stream) read(ctx context.Context, body io.Reader) (*rpcMessage, error)
 		case "event":
 			name = string(value)
 		case "data":
+			if len(data)+len(value) >= limit {
+				return nil, &TooLargeError{Limit: st.pool.opts.MaxResultBytes}
+			}
 			data = append(append(data, value...), '\n')
 		case "id":
-			st.lastID = string(value)
+			id = string(value)
 		case "retry":
 			if ms, err := strconv.ParseInt(string(value), 10, 64); err == nil && ms >= 0 {
 				st.delay = min(time.Duration(ms)*time.Millisecond, maxResumeDelay)
 			}
 		}
 	}
-	return nil, sc.Err()
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil // cut off: resumed as a stream that ended
+		}
+		return nil, err
+	}
+	return dispatch() // an event the stream ended without a blank line after
 }
 
 // dispatch handles one event: the call's answer is returned; the server's
@@ -140,8 +158,8 @@ func (st *stream) resume(ctx context.Context) (io.ReadCloser, error) {
 	return resp.Body, nil
 }
 
-// refuse answers a server's request that svc does not serve (on its own
-// HTTP request: the stream being read is not blocked by it).
+// refuse answers a server's request that svc does not serve, on its own
+// HTTP request, before the stream is read on (bounded by refuseTimeout).
 func (p *Pool) refuse(ctx context.Context, c *conn, m rpcMessage) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refuseTimeout)
 	defer cancel()
