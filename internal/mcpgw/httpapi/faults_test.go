@@ -238,3 +238,26 @@ func TestRelayedFailureIsGeneric(t *testing.T) {
 		t.Errorf("resources with the server gone: %v, want svc's upstream error without %s", err, addr)
 	}
 }
+
+// TestRelayBounded: a relayed method of a server that hangs ends at
+// SVC_MCP_TIMEOUT, as a tool call does.
+func TestRelayBounded(t *testing.T) {
+	h := newHarness(t) // Timeout 300 ms
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	h.up.srv.AddResource(&mcp.Resource{URI: "mem://hang", Name: "hang"}, func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("released")
+	})
+	cs := h.connect(t, "/fs/mcp/", "sk-good", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://hang"})
+	if err == nil || time.Since(start) > 3*time.Second {
+		t.Errorf("reading a hanging resource: %v after %v, want an error at the timeout", err, time.Since(start))
+	}
+}

@@ -119,6 +119,8 @@ func (v *view) callTool(ctx context.Context, p *identity.Principal, adm mcpgw.Ad
 // relay passes a resources or prompts request to the upstream session as
 // it is; the answer is cleaned of the credential svc sent the server.
 func (v *view) relay(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	ctx, cancel := v.bounded(ctx)
+	defer cancel()
 	s, err := v.api.d.Gateway.Servers.Server(ctx, v.key.server)
 	if err != nil {
 		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
@@ -149,6 +151,15 @@ func (v *view) relay(ctx context.Context, method string, req mcp.Request) (mcp.R
 		return nil, relayError(err)
 	}
 	return res, nil
+}
+
+// bounded bounds a relayed method by SVC_MCP_TIMEOUT, as a tool call is:
+// a hung server must not hold the request (and its session) open.
+func (v *view) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t := v.api.d.Gateway.Options.Timeout; t > 0 {
+		return context.WithTimeout(ctx, t)
+	}
+	return ctx, func() {}
 }
 
 // relayError is a relayed method's failure as the caller sees it: the
@@ -182,6 +193,8 @@ func relayed[R any, P interface {
 
 // complete relays completion/complete.
 func (v *view) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ctx, cancel := v.bounded(ctx)
+	defer cancel()
 	s, err := v.api.d.Gateway.Servers.Server(ctx, v.key.server)
 	if err != nil {
 		return nil, rpcError(mcpgw.ServerError(v.key.server, err))
