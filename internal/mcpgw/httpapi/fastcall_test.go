@@ -15,23 +15,40 @@ import (
 	"github.com/svc-gateway/svc/internal/mcpgw/httpapi"
 )
 
-// rawCall posts one tools/call on session sid with key, as an MCP client
-// would, and returns the status, content type and body.
-func (h *harness) rawCall(t *testing.T, path, key, sid, name, args string) (int, string, string) {
+// initBody is an initialize request as an MCP client sends it.
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+
+// mcpPost posts body to path as an MCP client would (JSON, accepting JSON
+// and an event stream; key as the bearer; on session sid when set),
+// headers overriding; it returns the answer with
+// its body read.
+func (h *harness) mcpPost(t testing.TB, path, key, sid, body string, headers ...string) (*http.Response, string) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":"c-7","method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
 	req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	return resp, string(b)
+}
+
+// rawCall posts one tools/call on session sid with key, as an MCP client
+// would, and returns the status, content type and body.
+func (h *harness) rawCall(t *testing.T, path, key, sid, name, args string) (int, string, string) {
+	t.Helper()
+	resp, body := h.mcpPost(t, path, key, sid, `{"jsonrpc":"2.0","id":"c-7","method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), body
 }
 
 // fastCallOnce makes the first fast call of a new session: the SDK runs
@@ -154,22 +171,14 @@ func TestNotFastPath(t *testing.T) {
 		{"another protocol version", call, "", "Mcp-Protocol-Version", "1999-01-01"},
 		{"a resumed stream", call, "", "Last-Event-ID", "7"},
 	} {
-		req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(c.body))
-		req.Header.Set("Authorization", "Bearer sk-good")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		headers := []string{}
 		if c.accept != "" {
-			req.Header.Set("Accept", c.accept)
+			headers = append(headers, "Accept", c.accept)
 		}
 		if c.header != "" {
-			req.Header.Set(c.header, c.value)
+			headers = append(headers, c.header, c.value)
 		}
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := h.mcpPost(t, "/fs/mcp/", "sk-good", cs.ID(), c.body, headers...)
 		if resp.Header.Get("Content-Type") == "application/json" && resp.StatusCode == 200 {
 			t.Errorf("%s: answered as the fast path answers", c.name)
 		}
@@ -185,24 +194,8 @@ func TestNotFastPath(t *testing.T) {
 // call on the first endpoint's server after the second's checks).
 func TestSessionOfAnotherEndpoint(t *testing.T) {
 	h := newHarness(t)
-	post := func(path, sid, body string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer sk-good")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
-	resp, body := post("/logged/mcp/", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	post := func(path, sid, body string) (*http.Response, string) { return h.mcpPost(t, path, "sk-good", sid, body) }
+	resp, body := post("/logged/mcp/", "", initBody)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
@@ -225,28 +218,12 @@ func TestSessionOfAnotherEndpoint(t *testing.T) {
 // notifications/initialized; it returns the session id.
 func (h *harness) rawSession(t *testing.T, path string) string {
 	t.Helper()
-	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer sk-good")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
-	}
-	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`).Header.Get("Mcp-Session-Id")
+	resp, _ := h.mcpPost(t, path, "sk-good", "", initBody)
+	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatal("initialize opened no session")
 	}
-	if resp := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode >= 300 {
+	if resp, _ := h.mcpPost(t, path, "sk-good", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode >= 300 {
 		t.Fatalf("initialized: %d", resp.StatusCode)
 	}
 	return sid
@@ -323,15 +300,7 @@ func TestSessionsPerCallerBounded(t *testing.T) {
 // handshake is closed when idle too.
 func TestUnfinishedHandshakeReaped(t *testing.T) {
 	h := newHarness(t, func(s settings) { s.deps.SessionIdle = 300 * time.Millisecond })
-	req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-	req.Header.Set("Authorization", "Bearer sk-good")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := h.mcpPost(t, "/fs/mcp/", "sk-good", "", initBody)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatal("no session")
@@ -356,17 +325,7 @@ func TestSessionBoundHolds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(bodies[i%len(bodies)]))
-			req.Header.Set("Authorization", "Bearer sk-good")
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			resp, _ := h.mcpPost(t, "/fs/mcp/", "sk-good", "", bodies[i%len(bodies)])
 			if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.StatusCode == 200 {
 				mu.Lock()
 				sids = append(sids, sid)

@@ -172,16 +172,7 @@ func TestAdmissionsSettled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	req, _ := http.NewRequest("POST", h.url+"/fs/mcp/", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"y"}}}`))
-	req.Header.Set("Authorization", "Bearer sk-good")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", "stale-session")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := h.mcpPost(t, "/fs/mcp/", "sk-good", "stale-session", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"y"}}}`)
 	if resp.StatusCode < 400 {
 		t.Fatalf("a stale session: %d, want the SDK's refusal", resp.StatusCode)
 	}
