@@ -24,6 +24,9 @@ const (
 	extraAdmission = "svc.admission"
 	extraServer    = "svc.server"
 	extraTrusted   = "svc.trusted" // bool: the request came from SVC_MCP_TRUSTED_CIDRS
+	// extraReservation: the *reservation the request holds for a session
+	// it may open (sessions.go).
+	extraReservation = "svc.reservation"
 )
 
 // authenticate answers 401 (JSON-RPC shaped) without a valid credential,
@@ -85,13 +88,19 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 		// for it, whatever its body, and keeps it if it initializes): it
 		// holds a place under the caller's bound while the SDK runs it.
 		if fast && r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
-			release, err := a.reserve(st.caller)
+			res, err := a.reserve(st.caller)
 			if err != nil {
 				pre.settle(ctx)
 				writeHTTPError(w, nil, err)
 				return
 			}
-			defer release()
+			info.Extra[extraReservation] = res
+			defer a.release(res)
+			// The client may send its next request as soon as it has this
+			// answer's header, before this handler returns: the place is
+			// given back then (a session the request opened was counted
+			// before its answer began).
+			w = &onHeader{ResponseWriter: w, do: func() { a.release(res) }}
 		}
 		if fast {
 			ls, elsewhere := a.sessionOf(r, st)

@@ -26,7 +26,8 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// The session is recorded as the SDK parsed it, before the
 			// client learns its id (sessions.go).
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				v.api.track(v, ss)
+				res, _ := req.GetExtra().TokenInfo.Extra[extraReservation].(*reservation)
+				v.api.track(v, ss, res)
 			}
 			return next(ctx, method, req)
 		case "tools/list":

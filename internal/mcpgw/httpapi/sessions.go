@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -56,8 +57,9 @@ func (ls *liveSession) idle(cutoff int64) bool {
 	return ls.open.Load() == 0 && ls.last.Load() < cutoff
 }
 
-// track records ss, once, until the SDK closes it, and returns its record.
-func (a *API) track(v *view, ss *mcp.ServerSession) *liveSession {
+// track records ss, once, until the SDK closes it, and returns its record;
+// the place res held for it (nil: none) becomes the session's.
+func (a *API) track(v *view, ss *mcp.ServerSession, res *reservation) *liveSession {
 	id := ss.ID()
 	ls := &liveSession{view: v, ss: ss, caller: v.key.caller}
 	ls.touch()
@@ -67,6 +69,7 @@ func (a *API) track(v *view, ss *mcp.ServerSession) *liveSession {
 	}
 	a.countMu.Lock()
 	a.counts[ls.caller]++
+	res.drop(a)
 	a.countMu.Unlock()
 	go func() {
 		_ = ss.Wait()
@@ -86,18 +89,26 @@ func (a *API) handshakeDone(v *view, ss *mcp.ServerSession) {
 	if ss.ID() == "" {
 		return
 	}
-	ls := a.track(v, ss)
+	ls := a.track(v, ss, nil)
 	if p := ss.InitializeParams(); p != nil {
 		ls.version.Store(p.ProtocolVersion)
 	}
 	ls.ready.Store(true)
 }
 
+// reservation is a place held for one more session of a caller while a
+// request that may open one runs.
+type reservation struct {
+	caller string
+	held   bool // guarded by API.countMu
+}
+
 // reserve holds a place for one more session of caller while a request
 // that may open one runs, and refuses it (429) when the caller's open
 // sessions and places held reach Deps.MaxSessions: concurrent initializes
-// cannot overshoot the bound. release gives the place back.
-func (a *API) reserve(caller string) (release func(), err error) {
+// cannot overshoot the bound. The place is given back when the session is
+// recorded (it is then counted) or by release, whichever comes first.
+func (a *API) reserve(caller string) (*reservation, error) {
 	a.countMu.Lock()
 	defer a.countMu.Unlock()
 	if n := a.counts[caller] + a.pending[caller]; n >= a.d.MaxSessions {
@@ -105,13 +116,25 @@ func (a *API) reserve(caller string) (release func(), err error) {
 			"this caller holds %d open MCP sessions, the most svc keeps: close one (DELETE) or wait until an idle one is closed", a.counts[caller])
 	}
 	a.pending[caller]++
-	return func() {
-		a.countMu.Lock()
-		if a.pending[caller]--; a.pending[caller] <= 0 {
-			delete(a.pending, caller)
-		}
-		a.countMu.Unlock()
-	}, nil
+	return &reservation{caller: caller, held: true}, nil
+}
+
+// release gives the place back unless the session took it.
+func (a *API) release(res *reservation) {
+	a.countMu.Lock()
+	res.drop(a)
+	a.countMu.Unlock()
+}
+
+// drop gives res's place back (countMu held); nil and dropped ones do nothing.
+func (res *reservation) drop(a *API) {
+	if res == nil || !res.held {
+		return
+	}
+	res.held = false
+	if a.pending[res.caller]--; a.pending[res.caller] <= 0 {
+		delete(a.pending, res.caller)
+	}
 }
 
 // reapIdle closes, until the API is closed, the sessions with no request
@@ -138,3 +161,32 @@ func (a *API) reapIdle() {
 		})
 	}
 }
+
+// onHeader runs do once, when the answer's header is written.
+type onHeader struct {
+	http.ResponseWriter
+	do   func()
+	done bool
+}
+
+func (w *onHeader) fire() {
+	if !w.done {
+		w.done = true
+		w.do()
+	}
+}
+
+func (w *onHeader) WriteHeader(code int) { w.fire(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *onHeader) Write(b []byte) (int, error) { w.fire(); return w.ResponseWriter.Write(b) }
+
+// Flush flushes the answer (the SDK's event streams need it).
+func (w *onHeader) Flush() {
+	w.fire()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *onHeader) Unwrap() http.ResponseWriter { return w.ResponseWriter }
