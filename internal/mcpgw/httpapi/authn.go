@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -55,64 +56,20 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 		st := &requestState{trustedKnown: true, isTrusted: a.trusted(r), principal: p, caller: p.Caller()}
 		ctx := context.WithValue(identity.With(r.Context(), p), requestStateKey{}, st)
 		info := &sdkauth.TokenInfo{UserID: st.caller, Extra: map[string]any{extraPrincipal: p, extraTrusted: st.isTrusted}}
-		var s *mcpgw.Server
-		if id := r.PathValue("server_id"); id != "" {
-			if s, err = a.d.Gateway.Servers.Server(ctx, id); err != nil {
-				writeHTTPError(w, nil, mcpgw.ServerError(id, err))
-				return
-			}
-			if err := a.reachable(r, s); err != nil {
-				writeHTTPError(w, nil, err)
-				return
-			}
-			info.Extra[extraServer] = s
-		}
-		req, err := a.readCall(r)
+		req, pre, err := a.admit(ctx, r, info)
 		if err != nil {
-			writeHTTPError(w, nil, err)
+			writeHTTPError(w, rpcID(req), err)
 			return
 		}
-		var pre *preAdmission
-		if req != nil && req.Method == "tools/call" && s != nil {
-			adm, err := a.d.Gateway.Admit(ctx, p, s)
-			if err != nil {
-				writeHTTPError(w, req.ID, err)
-				return
-			}
-			if adm != nil {
-				pre = &preAdmission{Admission: adm}
-				info.Extra[extraAdmission] = pre
-			}
-		}
-		// Any POST without a session may open one (the SDK opens a session
-		// for it, whatever its body, and keeps it if it initializes): it
-		// holds a place under the caller's bound while the SDK runs it.
-		if fast && r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
-			res, err := a.reserve(st.caller)
-			if err != nil {
+		if fast {
+			var ls *liveSession
+			var done func()
+			if w, ls, done, err = a.session(w, r, st, info); err != nil {
 				pre.settle(ctx)
 				writeHTTPError(w, nil, err)
 				return
 			}
-			info.Extra[extraReservation] = res
-			defer a.release(res)
-			// The client may send its next request as soon as it has this
-			// answer's header, before this handler returns: the place is
-			// given back then (a session the request opened was counted
-			// before its answer began).
-			w = &onHeader{ResponseWriter: w, do: func() { a.release(res) }}
-		}
-		if fast {
-			ls, elsewhere := a.sessionOf(r, st)
-			if elsewhere {
-				pre.settle(ctx)
-				writeHTTPError(w, nil, apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint"))
-				return
-			}
-			if ls != nil {
-				ls.begin() // a session with a request open is not idle
-				defer ls.end()
-			}
+			defer done()
 			if params, ok := fastCall(req); ok {
 				if v := fastView(r, ls); v != nil {
 					a.serveFast(w, r.WithContext(ctx), v, st, req, params, pre.claim())
@@ -130,6 +87,43 @@ func (a *API) authenticate(next http.Handler, fast bool) http.Handler {
 		// another caller's session, bad params): nothing was spent.
 		pre.settle(ctx)
 	})
+}
+
+// admit resolves the endpoint's server (404 unknown, 403 from a network
+// that may not reach it), reads a POST's JSON-RPC message, and admits a
+// tools/call on a server's endpoint under the caller's limits before the
+// SDK runs it (402, 429), recording the server and the admission in info.
+func (a *API) admit(ctx context.Context, r *http.Request, info *sdkauth.TokenInfo) (*rpcRequest, *preAdmission, error) {
+	var s *mcpgw.Server
+	if id := r.PathValue("server_id"); id != "" {
+		var err error
+		if s, err = a.d.Gateway.Servers.Server(ctx, id); err != nil {
+			return nil, nil, mcpgw.ServerError(id, err)
+		}
+		if err := a.reachable(r, s); err != nil {
+			return nil, nil, err
+		}
+		info.Extra[extraServer] = s
+	}
+	req, err := a.readCall(r)
+	if err != nil || req == nil || req.Method != "tools/call" || s == nil {
+		return req, nil, err
+	}
+	adm, err := a.d.Gateway.Admit(ctx, identity.From(ctx), s)
+	if err != nil || adm == nil {
+		return req, nil, err
+	}
+	pre := &preAdmission{Admission: adm}
+	info.Extra[extraAdmission] = pre
+	return req, pre, nil
+}
+
+// rpcID is req's id, for an error answered before the SDK (nil: none).
+func rpcID(req *rpcRequest) json.RawMessage {
+	if req == nil {
+		return nil
+	}
+	return req.ID
 }
 
 type tokenInfoKey struct{}

@@ -41,30 +41,6 @@ type callParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// sessionOf is the recorded session r names, when the caller opened it on
-// this endpoint; elsewhere: the session was opened on another endpoint
-// (the SDK's handler holds the sessions of every endpoint, and would run
-// the request on that endpoint's server after this one's checks), so it
-// is not found here. Nil for another caller's session: the SDK refuses it.
-func (a *API) sessionOf(r *http.Request, st *requestState) (ls *liveSession, elsewhere bool) {
-	id := r.Header.Get(sessionHeader)
-	if id == "" {
-		return nil, false
-	}
-	x, ok := a.live.Load(id)
-	if !ok {
-		return nil, false
-	}
-	ls = x.(*liveSession)
-	switch {
-	case ls.view.key.server != r.PathValue("server_id"):
-		return nil, true
-	case ls.view.key.caller != st.caller:
-		return nil, false
-	}
-	return ls, false
-}
-
 // fastView is the view the fast path serves r on: ls's, when its
 // handshake is over and the SDK would take r.
 func fastView(r *http.Request, ls *liveSession) *view {
@@ -128,8 +104,12 @@ func validID(id json.RawMessage) bool {
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
-// isJSON reports whether a Content-Type is application/json.
+// isJSON reports whether a Content-Type is application/json (parsed, as
+// the SDK does, unless it is exactly that).
 func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
 	t, _, err := mime.ParseMediaType(ct)
 	return err == nil && t == "application/json"
 }
@@ -140,7 +120,7 @@ func isJSON(ct string) bool {
 func acceptsBoth(r *http.Request) bool {
 	var jsonOK, sseOK bool
 	for _, h := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(h, ",") {
+		for part := range strings.SplitSeq(h, ",") {
 			t, _, _ := strings.Cut(strings.TrimSpace(part), ";")
 			switch strings.ToLower(strings.TrimSpace(t)) {
 			case "application/json", "application/*":

@@ -18,15 +18,15 @@ import (
 // prompts to the upstream session; everything else is the SDK's.
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if err := v.sameEndpoint(req); err != nil {
-			return nil, err
-		}
 		switch method {
 		case "initialize":
 			// The session is recorded as the SDK parsed it, before the
 			// client learns its id (sessions.go).
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				res, _ := req.GetExtra().TokenInfo.Extra[extraReservation].(*reservation)
+				var res *reservation
+				if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+					res, _ = extra.TokenInfo.Extra[extraReservation].(*reservation)
+				}
 				v.api.track(v, ss, res)
 			}
 			return next(ctx, method, req)
@@ -47,26 +47,6 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// sameEndpoint refuses a request that reached this view's session through
-// another endpoint: the SDK's handler holds the sessions of every endpoint,
-// and would run the request on this view's server after the other
-// endpoint's checks (reachability, admission). The request's endpoint is
-// the server authenticate resolved from its path (none: the aggregate).
-func (v *view) sameEndpoint(req mcp.Request) error {
-	extra := req.GetExtra()
-	if extra == nil || extra.TokenInfo == nil {
-		return rpcError(apierr.New(apierr.Unauthenticated, "invalid_api_key", "a valid key is required"))
-	}
-	path := ""
-	if s, ok := extra.TokenInfo.Extra[extraServer].(*mcpgw.Server); ok {
-		path = s.ID
-	}
-	if path != v.key.server {
-		return rpcError(apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint"))
-	}
-	return nil
 }
 
 // call runs one tools/call the SDK decoded through the gateway, with the

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/svc-gateway/svc/internal/apierr"
@@ -12,10 +13,11 @@ import (
 
 // svc's record of the MCP sessions the SDK's handler holds: each session
 // from its initialize (the view's middleware records it as the SDK parsed
-// it, before the client learns its id) until the SDK closes it, with its caller and its last request. It bounds
-// what a caller can leave behind — at most Deps.MaxSessions sessions each,
-// each closed after Deps.SessionIdle without a request — and tells the
-// fast path (fastcall.go) which sessions it may serve.
+// it, before the client learns its id) until the SDK closes it, with its
+// last request. It bounds what a caller can leave behind — at most
+// Deps.MaxSessions sessions each, each closed after Deps.SessionIdle
+// without a request — keeps a session to the endpoint that opened it, and
+// tells the fast path (fastcall.go) which sessions it may serve.
 
 // Defaults of Deps.
 const (
@@ -28,11 +30,10 @@ const (
 
 // liveSession is one open session.
 type liveSession struct {
-	view   *view
-	ss     *mcp.ServerSession
-	caller string
-	last   atomic.Int64 // unix nanoseconds of its last request's start or end
-	open   atomic.Int32 // its requests in progress (a standalone stream too)
+	view *view // its endpoint's and caller's (view.key)
+	ss   *mcp.ServerSession
+	last atomic.Int64 // unix nanoseconds of its last request's start or end
+	open atomic.Int32 // its requests in progress (a standalone stream too)
 	// ready: the handshake finished (notifications/initialized) and the
 	// fast path may serve the session's calls; version is the protocol
 	// version its client asked for (and, when the SDK supports it, uses:
@@ -61,22 +62,22 @@ func (ls *liveSession) idle(cutoff int64) bool {
 // the place res held for it (nil: none) becomes the session's.
 func (a *API) track(v *view, ss *mcp.ServerSession, res *reservation) *liveSession {
 	id := ss.ID()
-	ls := &liveSession{view: v, ss: ss, caller: v.key.caller}
+	ls := &liveSession{view: v, ss: ss}
 	ls.touch()
 	ls.version.Store("")
 	if x, dup := a.live.LoadOrStore(id, ls); dup {
 		return x.(*liveSession)
 	}
 	a.countMu.Lock()
-	a.counts[ls.caller]++
+	a.counts[v.key.caller]++
 	res.drop(a)
 	a.countMu.Unlock()
 	go func() {
 		_ = ss.Wait()
 		a.live.CompareAndDelete(id, ls)
 		a.countMu.Lock()
-		if a.counts[ls.caller]--; a.counts[ls.caller] <= 0 {
-			delete(a.counts, ls.caller)
+		if a.counts[v.key.caller]--; a.counts[v.key.caller] <= 0 {
+			delete(a.counts, v.key.caller)
 		}
 		a.countMu.Unlock()
 	}()
@@ -135,6 +136,61 @@ func (res *reservation) drop(a *API) {
 	if a.pending[res.caller]--; a.pending[res.caller] <= 0 {
 		delete(a.pending, res.caller)
 	}
+}
+
+// session applies the session rules to r on an MCP endpoint: a POST
+// without a session (which may open one) holds a place under the caller's
+// bound (429 past it) until its answer's header is written — the client
+// may send its next request then, before this handler returns — or its
+// session is counted; a request naming a session recorded for another
+// endpoint is refused (404: the SDK's handler holds the sessions of every
+// endpoint, and would run it on that endpoint's server after this one's
+// checks); one naming the caller's session keeps it from being idle. It
+// returns the writer to answer on, the caller's session r names (nil:
+// none) and what to run when the request ends.
+func (a *API) session(w http.ResponseWriter, r *http.Request, st *requestState, info *sdkauth.TokenInfo) (http.ResponseWriter, *liveSession, func(), error) {
+	done := func() {}
+	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
+		res, err := a.reserve(st.caller)
+		if err != nil {
+			return w, nil, done, err
+		}
+		info.Extra[extraReservation] = res
+		done = func() { a.release(res) } // a handler that wrote nothing
+		w = &onHeader{ResponseWriter: w, do: done}
+		return w, nil, done, nil
+	}
+	ls, elsewhere := a.sessionOf(r, st)
+	if elsewhere {
+		return w, nil, done, apierr.New(apierr.NotFound, "session_not_found", "the session was opened on another endpoint")
+	}
+	if ls != nil {
+		ls.begin()
+		done = ls.end
+	}
+	return w, ls, done, nil
+}
+
+// sessionOf is the recorded session r names, when the caller opened it on
+// this endpoint; elsewhere: it was opened on another endpoint. Nil for
+// another caller's session: the SDK refuses it.
+func (a *API) sessionOf(r *http.Request, st *requestState) (ls *liveSession, elsewhere bool) {
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		return nil, false
+	}
+	x, ok := a.live.Load(id)
+	if !ok {
+		return nil, false
+	}
+	ls = x.(*liveSession)
+	switch {
+	case ls.view.key.server != r.PathValue("server_id"):
+		return nil, true
+	case ls.view.key.caller != st.caller:
+		return nil, false
+	}
+	return ls, false
 }
 
 // reapIdle closes, until the API is closed, the sessions with no request

@@ -49,6 +49,16 @@ const maxNotices = 8
 // refused it before running it): the SDK's client makes it.
 var errNotDirect = errors.New("upstream: not sent directly")
 
+// rpcOut is a JSON-RPC message svc sends a server: a request, a
+// notification (no ID) or an answer to the server's request (Error).
+type rpcOut struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      any            `json:"id,omitempty"`
+	Method  string         `json:"method,omitempty"`
+	Params  any            `json:"params,omitempty"`
+	Error   *jsonrpc.Error `json:"error,omitempty"`
+}
+
 // rpcMessage is one JSON-RPC message of a server's answer.
 type rpcMessage struct {
 	ID     json.RawMessage `json:"id"`
@@ -72,12 +82,7 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 	if args == nil {
 		args = map[string]any{}
 	}
-	body, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      string `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", id, "tools/call", struct {
+	body, err := json.Marshal(rpcOut{JSONRPC: "2.0", ID: id, Method: "tools/call", Params: struct {
 		Name      string `json:"name"`
 		Arguments any    `json:"arguments"`
 	}{params.Name, args}})
@@ -195,11 +200,8 @@ func (p *Pool) cancelled(c *conn, id string) {
 		defer func() { <-c.direct.notices }()
 		ctx, cancel := context.WithTimeout(context.Background(), refuseTimeout)
 		defer cancel()
-		body, _ := json.Marshal(struct {
-			JSONRPC string `json:"jsonrpc"`
-			Method  string `json:"method"`
-			Params  any    `json:"params"`
-		}{"2.0", "notifications/cancelled", map[string]string{"requestId": id, "reason": "the caller gave up"}})
+		body, _ := json.Marshal(rpcOut{JSONRPC: "2.0", Method: "notifications/cancelled",
+			Params: map[string]string{"requestId": id, "reason": "the caller gave up"}})
 		if resp, err := c.direct.post(ctx, c, body); err == nil {
 			resp.Body.Close()
 		}

@@ -163,11 +163,8 @@ func (st *stream) resume(ctx context.Context) (io.ReadCloser, error) {
 func (p *Pool) refuse(ctx context.Context, c *conn, m rpcMessage) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refuseTimeout)
 	defer cancel()
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "svc does not serve " + m.Method}})
+	body, _ := json.Marshal(rpcOut{JSONRPC: "2.0", ID: m.ID,
+		Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "svc does not serve " + m.Method}})
 	if resp, err := c.direct.post(ctx, c, body); err == nil {
 		resp.Body.Close()
 	}
