@@ -34,7 +34,6 @@ const (
 	envAddr       = "SVCBENCH_ADDR"        // the helper's listen address
 	envUpstream   = "SVCBENCH_UPSTREAM"    // baseline, relay: the URL it forwards to
 	envIdle       = "SVCBENCH_IDLE"        // baseline: MaxIdleConnsPerHost; 0 keeps http.DefaultTransport
-	envFlush      = "SVCBENCH_FLUSH"       // baseline: FlushInterval (a Go duration, negative: at once); unset keeps the default
 	envChunks     = "SVCBENCH_CHUNKS"      // fake: content chunks per stream
 	envChunkDelay = "SVCBENCH_CHUNK_DELAY" // fake: pause between chunks
 )
@@ -128,8 +127,9 @@ func startFakeChild() (string, func(), error) {
 // startBaselineChild starts the reference point: net/http/httputil's
 // ReverseProxy, untuned (http.DefaultTransport, default flushing), in front of
 // the fake. With SVCBENCH_IDLE > 0 its transport is a clone of the default
-// one keeping that many idle connections per host; SVCBENCH_FLUSH, when set,
-// is its FlushInterval (`svcbench mcp` sets -1: flush every write at once).
+// one keeping that many idle connections per host. (It flushes an event
+// stream, or an answer of unknown length, at every write by default: the MCP
+// fake's answers pass through as they come.)
 func startBaselineChild() (string, func(), error) {
 	upstream, err := url.Parse(os.Getenv(envUpstream))
 	if err != nil || upstream.Scheme != "http" || upstream.Host == "" {
@@ -139,17 +139,11 @@ func startBaselineChild() (string, func(), error) {
 	if err != nil || idle < 0 {
 		return "", nil, fmt.Errorf("%s: want a count, got %q", envIdle, os.Getenv(envIdle))
 	}
-	var flush time.Duration // ReverseProxy's default
-	if f := os.Getenv(envFlush); f != "" {
-		if flush, err = time.ParseDuration(f); err != nil {
-			return "", nil, fmt.Errorf("%s: want a duration, got %q", envFlush, f)
-		}
-	}
 	ln, err := net.Listen("tcp", os.Getenv(envAddr))
 	if err != nil {
 		return "", nil, err
 	}
-	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(upstream) }, FlushInterval: flush}
+	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(upstream) }}
 	if idle > 0 {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = idle

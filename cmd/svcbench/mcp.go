@@ -203,18 +203,11 @@ func startMCPRefs(ctx context.Context, o *mcpOptions, origin string, progress io
 		}
 	}
 	if o.baseline {
-		if err := start(mcpProxyPath, "reverse proxy", mcpBaselineChildEnv(origin, o.baseIdle)); err != nil {
+		if err := start(mcpProxyPath, "reverse proxy", baselineChildEnv(origin, o.baseIdle)); err != nil {
 			return nil, stop, err
 		}
 	}
 	return refs, stop, nil
-}
-
-// mcpBaselineChildEnv is the chat benchmark's bare reverse proxy to origin
-// (idle upstream connections per host as there), flushing every write at
-// once: the fake's answers and the standalone GET stream are SSE.
-func mcpBaselineChildEnv(origin string, idle int) []string {
-	return append(baselineChildEnv(origin, idle), envFlush+"=-1ns")
 }
 
 // benchMCP starts the fake server and svc, registers the server, opens the

@@ -155,7 +155,7 @@ func writeMCPTable(w io.Writer, r *mcpReport) error {
 		if r.ReverseProxyIdle > 0 {
 			idle = strconv.Itoa(r.ReverseProxyIdle)
 		}
-		fmt.Fprintf(w, "  reverse proxy    %s (own process: httputil.ReverseProxy, FlushInterval -1, %s idle connections per host, full duplex)\n",
+		fmt.Fprintf(w, "  reverse proxy    %s (own process: httputil.ReverseProxy, streams flushed as they come, %s idle connections per host, full duplex)\n",
 			r.ReverseProxy, idle)
 	}
 	for _, p := range r.Paths {

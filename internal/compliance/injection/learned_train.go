@@ -192,7 +192,7 @@ func readTrainSet(raw []byte, set int) ([]example, error) {
 			x.y, x.group = 1, 0
 		case "benign":
 			x.group = 1
-			x.adj = r.Kind == "security_question" || r.Kind == "trigger_words" || r.Kind == "security_doc"
+			x.adj = securityAdjacent(r.Kind)
 		case "":
 		default:
 			return nil, fmt.Errorf("line %d: unknown label %q", line, r.Label)
@@ -537,4 +537,11 @@ func blendSet(sets []TrainSet, on string) int {
 		}
 	}
 	return -1
+}
+
+// securityAdjacent reports whether a benign row of kind is security-adjacent
+// text (the false-positive target): questions about security, texts
+// with trigger words, security documentation.
+func securityAdjacent(kind string) bool {
+	return kind == "security_question" || kind == "trigger_words" || kind == "security_doc"
 }

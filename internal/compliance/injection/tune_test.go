@@ -55,13 +55,6 @@ func loadLabelled(t *testing.T, path string) []labelled {
 	return rows
 }
 
-// securityAdjacent reports whether a benign row of kind is security-adjacent
-// text (the false-positive target): questions about security, texts
-// with trigger words, security documentation.
-func securityAdjacent(kind string) bool {
-	return kind == "security_question" || kind == "trigger_words" || kind == "security_doc"
-}
-
 func evaluate(rows []labelled) metrics { return evaluateWith(Detector{}, rows) }
 
 // evaluateWith is evaluate with the detector d.

@@ -220,13 +220,6 @@ func TestEvaluateInjection(t *testing.T) {
 	if d := cmp.Diff(KindCount{Rows: 5, Flagged: 3}, r.PerLang["en"]); d != "" {
 		t.Errorf("PerLang[en] (-want +got):\n%s", d)
 	}
-	want := "  missed by kind (1): jailbreak/dan 1\n  false alarms by kind (2): benign/ordinary 1 benign/security_question 1\n"
-	if got := r.FormatMissed(); got != want {
-		t.Errorf("FormatMissed() = %q, want %q", got, want)
-	}
-	if got := (InjectionReport{}).FormatMissed(); !strings.Contains(got, "(0): none") {
-		t.Errorf("FormatMissed() of nothing = %q", got)
-	}
 }
 
 // TestUnmetFresh: the fresh set's F1 and security-adjacent false-positive

@@ -299,7 +299,6 @@ func (s Summary) Format(examples int) string {
 		if s.Fresh.Rows > 0 {
 			fmt.Fprintf(&b, "fresh set (%s_%s.jsonl):\n", FreshSet, SplitHeldOut)
 			b.WriteString(s.Fresh.Format())
-			b.WriteString(s.Fresh.FormatMissed())
 		}
 	}
 	if unmet := s.Unmet(); len(unmet) > 0 {
@@ -318,8 +317,6 @@ func (s Summary) Format(examples int) string {
 		injErrors(&b, "false alarms", s.Injection.FalseAlarms, examples)
 		injErrors(&b, "public set: missed attacks", s.Public.Missed, examples)
 		injErrors(&b, "public set: false alarms", s.Public.FalseAlarms, examples)
-		injErrors(&b, "fresh set: missed attacks", s.Fresh.Missed, examples)
-		injErrors(&b, "fresh set: false alarms", s.Fresh.FalseAlarms, examples)
 	}
 	return b.String()
 }
@@ -394,32 +391,6 @@ func (r InjectionReport) Format() string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// FormatMissed renders the attacks missed and the benign rows flagged,
-// counted by label and kind: counts only, never a row, so it may be shown
-// for a held-out set.
-func (r InjectionReport) FormatMissed() string {
-	count := func(errs []InjectionError) string {
-		n := map[string]int{}
-		for _, e := range errs {
-			n[e.Row.Label+"/"+e.Row.Kind]++
-		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		var b strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&b, " %s %d", k, n[k])
-		}
-		if b.Len() == 0 {
-			return " none"
-		}
-		return b.String()
-	}
-	return fmt.Sprintf("  missed by kind (%d):%s\n  false alarms by kind (%d):%s\n", len(r.Missed), count(r.Missed), len(r.FalseAlarms), count(r.FalseAlarms))
 }
 
 func auc(v float64) string {
