@@ -433,21 +433,15 @@ func (k *Keys) changed(ctx context.Context, sum [32]byte) {
 	}
 }
 
-// evict drops sum's lookup and, when it is cached, its key's record.
+// evict drops sum's lookup and the cached records.
 func (k *Keys) evict(sum [32]byte) {
 	k.mu.Lock()
 	k.epoch++
-	if c, ok := k.cache[sum]; ok && c.p != nil {
-		delete(k.byID, c.p.ID)
-	}
-	// A record Record read by id is not under the hash: look for it.
-	h := hex.EncodeToString(sum[:])
-	for id, r := range k.byID {
-		if r.vk.Hash == h {
-			delete(k.byID, id)
-		}
-	}
 	delete(k.cache, sum)
+	// The records are read by id, not by hash: a change to any key drops
+	// them all (changes are rare admin actions; a scan for the hash would
+	// hold the lock every lookup waits on).
+	clear(k.byID)
 	k.mu.Unlock()
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/svc-gateway/svc/internal/llm"
 )
 
 // Limits on a call's arguments.
@@ -111,7 +113,7 @@ func (w *canonicalWriter) write(v any, depth int) error {
 			if i > 0 {
 				w.buf = append(w.buf, ',')
 			}
-			w.buf = appendString(w.buf, k)
+			w.buf = llm.AppendJSONString(w.buf, k)
 			w.text(k)
 			w.buf = append(w.buf, ':')
 			if err := w.write(t[k], depth+1); err != nil {
@@ -131,7 +133,7 @@ func (w *canonicalWriter) write(v any, depth int) error {
 		}
 		w.buf = append(w.buf, ']')
 	case string:
-		w.buf = appendString(w.buf, t)
+		w.buf = llm.AppendJSONString(w.buf, t)
 		w.text(t)
 	case json.Number:
 		w.buf = append(w.buf, canonicalNumber(t)...)
@@ -142,33 +144,6 @@ func (w *canonicalWriter) write(v any, depth int) error {
 	}
 	return nil
 }
-
-// appendString appends s as encoding/json writes it (HTML-escaped): as it
-// is when every byte is printable ASCII that needs no escape, else through
-// encoding/json.
-func appendString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !plainByte[s[i]] {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(buf, b...)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
-}
-
-// plainByte marks the bytes encoding/json writes unescaped in a string
-// with HTML escaping on: printable ASCII but for '"', '\\', '<', '>', '&'.
-var plainByte = func() (t [256]bool) {
-	for b := 0x20; b < 0x7f; b++ {
-		t[b] = true
-	}
-	for _, b := range `"\<>&` {
-		t[b] = false
-	}
-	return t
-}()
 
 // canonicalNumber writes a JSON number in one exact form per value: the
 // decimal digits with leading and trailing zeros removed, as an integer

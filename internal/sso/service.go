@@ -226,11 +226,12 @@ func (s *Service) Exchange(ctx context.Context, id Identity) (Identity, []string
 	case err != nil:
 		return Identity{}, nil, err
 	}
-	if known && !sameHolder(u.Identity, id) {
+	same := known && sameHolder(u.Identity, id)
+	if known && !same {
 		s.o.Log.Warn("sign-in: another identity under a known username; its roles come from its own groups",
 			"username", id.Username, "method", id.Method, "stored_method", u.Method)
 	}
-	if known && !cfg.SyncGroupsOnLogin && sameHolder(u.Identity, id) {
+	if same && !cfg.SyncGroupsOnLogin {
 		id.Groups = slices.Clone(u.Groups)
 	} else {
 		patterns := cfg.AdminGroups

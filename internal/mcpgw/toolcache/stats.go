@@ -43,6 +43,9 @@ func (c *Cache) Run(ctx context.Context) error {
 	}
 }
 
+// counter names one statistic of one server.
+type counter struct{ server, name string }
+
 // FlushStats adds the statistics counted in process to the store's
 // counters; what the store refuses stays pending (and is logged).
 func (c *Cache) FlushStats(ctx context.Context) {
@@ -52,7 +55,8 @@ func (c *Cache) FlushStats(ctx context.Context) {
 			return true
 		}
 		sctx, cancel := context.WithTimeout(ctx, c.o.StoreTimeout)
-		_, err := c.kv.IncrBy(sctx, k.(string), n, 0)
+		ct := k.(counter)
+		_, err := c.kv.IncrBy(sctx, statsKey(ct.server, ct.name), n, 0)
 		cancel()
 		if err != nil {
 			v.(*atomic.Int64).Add(n)

@@ -66,7 +66,7 @@ type Cache struct {
 	gens     generations
 	lastWarn atomic.Int64 // unix seconds of the last KV warning
 	// pending are the statistics counted here and not yet added to the
-	// store's counters (stats.go): KV key → *atomic.Int64.
+	// store's counters (stats.go): counter → *atomic.Int64.
 	pending sync.Map
 }
 
@@ -106,7 +106,7 @@ func (c *Cache) Get(ctx context.Context, k mcpgw.CacheKey) (*mcp.CallToolResult,
 		c.kvFailed("get", err)
 	}
 	if r == nil {
-		c.count(ctx, k.ServerID, "misses", 1)
+		c.count(k.ServerID, "misses", 1)
 	}
 	return r, nil
 }
@@ -164,17 +164,17 @@ func (c *Cache) Put(ctx context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult
 // Hit records a served hit and what it saved (USD, clamped to
 // 0..mcpgw.MaxCostPerCall) for the statistics.
 func (c *Cache) Hit(ctx context.Context, serverID string, savedUSD float64) {
-	c.count(ctx, serverID, "hits", 1)
+	c.count(serverID, "hits", 1)
 	if micros := microUSD(savedUSD); micros > 0 {
-		c.count(ctx, serverID, "saved_micro_usd", micros)
+		c.count(serverID, "saved_micro_usd", micros)
 	}
 }
 
 // count adds n to one of a server's statistics counters, in process: the
 // call path makes no store round trip for statistics; FlushStats (every
 // second under Run, and before Stats) adds them to the shared counters.
-func (c *Cache) count(_ context.Context, serverID, name string, n int64) {
-	key := statsKey(serverID, name)
+func (c *Cache) count(serverID, name string, n int64) {
+	key := counter{serverID, name} // its KV key is made at the flush
 	v, ok := c.pending.Load(key)
 	if !ok {
 		v, _ = c.pending.LoadOrStore(key, new(atomic.Int64))
