@@ -35,16 +35,6 @@ const (
 	evCacheFlush         = "cache.flush"
 )
 
-// recorder appends admin actions to the chain (a zero Chain: none is
-// kept).
-type recorder struct{ auditchain.Recorder }
-
-// record appends an action that has succeeded, as the request's principal
-// (auditchain.Recorder.Record).
-func (rc recorder) record(r *http.Request, typ, subject string, details map[string]any) {
-	rc.Record(r, typ, subject, details)
-}
-
 // auditLogs answers GET /api/audit/logs: chain entries, newest first,
 // filtered by event_type and actor, paged with before (a seq).
 func (a *API) auditLogs(w http.ResponseWriter, r *http.Request) error {

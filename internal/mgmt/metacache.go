@@ -53,6 +53,6 @@ func (a *API) metacacheFlush(w http.ResponseWriter, r *http.Request) error {
 	if scope == "" || scope == "*" {
 		scope = "all"
 	}
-	a.record(r, evCacheFlush, scope, map[string]any{"namespace": scope})
+	a.Record(r, evCacheFlush, scope, map[string]any{"namespace": scope})
 	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "flushed": scope})
 }

@@ -85,7 +85,7 @@ type Deps struct {
 // API serves the management routes.
 type API struct {
 	d Deps
-	recorder
+	auditchain.Recorder
 }
 
 // New returns the management API.
@@ -93,7 +93,7 @@ func New(d Deps) *API {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &API{d: d, recorder: recorder{auditchain.Recorder{Chain: d.Chain, Log: d.Log}}}
+	return &API{d: d, Recorder: auditchain.Recorder{Chain: d.Chain, Log: d.Log}}
 }
 
 // maxBody bounds management request bodies.

@@ -40,7 +40,7 @@ func (a *API) putProviderKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return vaultError(err)
 	}
-	a.record(r, evProviderKeyStore, rec.Provider, nil) // never the key, nor its masked form
+	a.Record(r, evProviderKeyStore, rec.Provider, nil) // never the key, nor its masked form
 	return writeJSON(w, http.StatusCreated, providerKeyView{Provider: rec.Provider, MaskedKey: rec.Masked, Source: "stored", UpdatedAt: &rec.UpdatedAt})
 }
 
@@ -78,7 +78,7 @@ func (a *API) deleteProviderKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return vaultError(err)
 	}
-	a.record(r, evProviderKeyDelete, name, nil)
+	a.Record(r, evProviderKeyDelete, name, nil)
 	return writeJSON(w, http.StatusOK, map[string]any{"provider": name, "deleted": true})
 }
 

@@ -21,7 +21,7 @@ const maxForceSeconds = 30 * 24 * 60 * 60
 // routing status. Every change goes through route.Live, so it is stored and
 // reaches every replica within a second.
 type RoutingAPI struct {
-	recorder
+	auditchain.Recorder
 	live     *route.Live
 	resolver *route.Resolver
 	failures FailureLog
@@ -59,7 +59,7 @@ func NewRoutingAPI(d RoutingDeps) *RoutingAPI {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &RoutingAPI{recorder: recorder{auditchain.Recorder{Chain: d.Chain, Log: d.Log}}, live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
+	return &RoutingAPI{Recorder: auditchain.Recorder{Chain: d.Chain, Log: d.Log}, live: d.Live, resolver: d.Resolver, failures: d.Failures, now: d.Now, log: d.Log}
 }
 
 // Register adds the routing routes to mux (which the caller puts behind the
@@ -135,7 +135,7 @@ func (a *RoutingAPI) putChain(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	a.record(r, evRoutingChainSet, ch.Name, map[string]any{"created": created, "targets": ch.Targets,
+	a.Record(r, evRoutingChainSet, ch.Name, map[string]any{"created": created, "targets": ch.Targets,
 		"retry_on": ch.RetryOn, "max_retries": ch.MaxRetries, "backoff_ms": ch.BackoffMS})
 	status := http.StatusOK
 	if created {
@@ -156,7 +156,7 @@ func (a *RoutingAPI) deleteChain(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	a.record(r, evRoutingChainDelete, name, nil)
+	a.Record(r, evRoutingChainDelete, name, nil)
 	return writeJSON(w, http.StatusOK, map[string]any{"name": name, "deleted": true})
 }
 
@@ -180,7 +180,7 @@ func (a *RoutingAPI) putStrategy(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.update(r, func(c *route.Config) error { c.Strategy = s; return nil }); err != nil {
 		return err
 	}
-	a.record(r, evRoutingStrategy, s.Name, map[string]any{"weights": s.Weights})
+	a.Record(r, evRoutingStrategy, s.Name, map[string]any{"weights": s.Weights})
 	return writeJSON(w, http.StatusOK, strategyBody{Strategy: s.Name, Weights: s.Weights})
 }
 
@@ -199,7 +199,7 @@ func (a *RoutingAPI) putDefaultProvider(w http.ResponseWriter, r *http.Request) 
 	if _, err := a.update(r, func(c *route.Config) error { c.DefaultProvider = p; return nil }); err != nil {
 		return err
 	}
-	a.record(r, evRoutingDefault, p, nil)
+	a.Record(r, evRoutingDefault, p, nil)
 	return writeJSON(w, http.StatusOK, providerBody{Provider: p})
 }
 
@@ -246,7 +246,7 @@ func (a *RoutingAPI) putMapping(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	a.record(r, evRoutingMapping, body.Alias, map[string]any{"target": target})
+	a.Record(r, evRoutingMapping, body.Alias, map[string]any{"target": target})
 	p, m, _ := strings.Cut(target, "/")
 	return writeJSON(w, http.StatusCreated, mappingView{Alias: body.Alias, Target: target, Provider: p, Model: m})
 }
@@ -278,7 +278,7 @@ func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) error
 		if _, err := a.update(r, func(c *route.Config) error { c.Forced = nil; return nil }); err != nil {
 			return err
 		}
-		a.record(r, evRoutingForce, "", map[string]any{"duration_seconds": 0})
+		a.Record(r, evRoutingForce, "", map[string]any{"duration_seconds": 0})
 		return writeJSON(w, http.StatusOK, map[string]any{"forced": nil})
 	}
 	p := strings.ToLower(strings.TrimSpace(body.Provider))
@@ -286,7 +286,7 @@ func (a *RoutingAPI) forceProvider(w http.ResponseWriter, r *http.Request) error
 	if _, err := a.update(r, func(c *route.Config) error { c.Forced = f; return nil }); err != nil {
 		return err
 	}
-	a.record(r, evRoutingForce, f.Provider, map[string]any{"duration_seconds": secs, "until": f.Until})
+	a.Record(r, evRoutingForce, f.Provider, map[string]any{"duration_seconds": secs, "until": f.Until})
 	return writeJSON(w, http.StatusOK, map[string]any{"forced": forcedView{Provider: f.Provider, Until: f.Until}})
 }
 
@@ -317,7 +317,7 @@ func (a *RoutingAPI) putBudget(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	a.record(r, evRoutingBudget, b.Provider, map[string]any{"daily_budget_usd": b.DailyBudgetUSD})
+	a.Record(r, evRoutingBudget, b.Provider, map[string]any{"daily_budget_usd": b.DailyBudgetUSD})
 	return writeJSON(w, http.StatusOK, b)
 }
 

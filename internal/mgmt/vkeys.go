@@ -101,7 +101,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The key's settings, never its secret or masked prefix.
-	a.record(r, evVKeyCreate, k.ID, map[string]any{"alias": k.Alias, "budget_period": k.BudgetPeriod,
+	a.Record(r, evVKeyCreate, k.ID, map[string]any{"alias": k.Alias, "budget_period": k.BudgetPeriod,
 		"max_budget_usd": k.MaxBudgetUSD, "model_restrictions": k.ModelRestrictions, "rpm_limit": k.RPMLimit,
 		"tpm_limit": k.TPMLimit, "policy_set": k.PolicySet, "team_id": k.TeamID})
 	return writeJSON(w, http.StatusCreated, struct {
@@ -142,7 +142,7 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Subject is the key's id: the path may hold the secret itself.
-	a.record(r, evVKeyRevoke, k.ID, map[string]any{"alias": k.Alias})
+	a.Record(r, evVKeyRevoke, k.ID, map[string]any{"alias": k.Alias})
 	return writeJSON(w, http.StatusOK, view(k))
 }
 
@@ -175,7 +175,7 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.record(r, evVKeyUpdate, k.ID, map[string]any{"alias": k.Alias, "policy_set": k.PolicySet, "team_id": k.TeamID,
+	a.Record(r, evVKeyUpdate, k.ID, map[string]any{"alias": k.Alias, "policy_set": k.PolicySet, "team_id": k.TeamID,
 		"budget_period": k.BudgetPeriod, "max_budget_usd": k.MaxBudgetUSD, "rpm_limit": k.RPMLimit, "tpm_limit": k.TPMLimit})
 	return writeJSON(w, http.StatusOK, view(k))
 }

@@ -173,7 +173,7 @@ func (t *toolGateway) surfaces(p mcpParts, gw *mcpgw.Gateway, host openapiHost, 
 	t.api = mcphttp.New(mcphttp.Deps{Gateway: gw, Sessions: t.pool, Auth: p.authn, TrustedCIDRs: p.cfg.TrustedCIDRs,
 		ClientAddr: clientip.Resolver{Proxies: s.Config.TrustedProxies}.Addr, Logger: s.Log, Version: buildVersion()})
 	t.catalog = catalog.New(t.reg, t.pool, catalog.Options{Log: s.Log, Visible: catalogFilter(gw)})
-	t.admin = &mcphttp.Admin{Registrations: t.reg, Generator: host, Audit: p.audit.action}
+	t.admin = &mcphttp.Admin{Registrations: t.reg, Generator: host, Audit: p.audit.Record}
 	if tc != nil {
 		t.admin.Cache = tc
 	}

@@ -105,11 +105,6 @@ func oauthRedirectURL(configured string, proxyPort int) string {
 // to the tamper-evident audit chain (auditchain.Recorder).
 type mcpChain struct{ auditchain.Recorder }
 
-// action records an admin action of httpapi.Admin, as the request's principal.
-func (c mcpChain) action(r *http.Request, event, subject string, details map[string]any) {
-	c.Record(r, event, subject, details)
-}
-
 // decision records an access request's approval, denial or revocation.
 func (c mcpChain) decision(ctx context.Context, r access.Request) {
 	actor := r.DecidedBy
