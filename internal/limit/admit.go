@@ -222,7 +222,7 @@ func (a *Admission) Header(h http.Header) {
 // ended (for a stream, when it ended or was closed). Limiter.Settled waits
 // for it.
 func (a *Admission) Settle(ctx context.Context, used Used) {
-	if needsStore := a.settleLocally(used); !needsStore {
+	if !a.settleLocally(used) {
 		return
 	}
 	l := a.l
@@ -240,7 +240,7 @@ func (a *Admission) Settle(ctx context.Context, used Used) {
 // admitted against what this one really cost, not its reservation. For
 // calls whose answer may wait for one store round trip (tool calls).
 func (a *Admission) SettleNow(ctx context.Context, used Used) {
-	if needsStore := a.settleLocally(used); !needsStore {
+	if !a.settleLocally(used) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
