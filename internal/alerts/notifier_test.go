@@ -99,15 +99,7 @@ func (rc *receiver) next(t *testing.T) []byte {
 func start(t *testing.T, o alerts.Options) *alerts.Notifier {
 	t.Helper()
 	n := build(t, o)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	storetest.Background(t, n.Run)
 	return n
 }
 

@@ -30,15 +30,7 @@ func newKV(t *testing.T) *memkv.KV {
 // run starts l.Run until the test ends.
 func run(t *testing.T, l *route.Live) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	storetest.Background(t, l.Run)
 }
 
 // eventually polls cond for up to 5 s.

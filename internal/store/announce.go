@@ -9,10 +9,12 @@ import (
 
 // Announcing a change: each attempt is bounded by AnnounceTimeout; a
 // notice that could not be published is published again every
-// AnnounceRetry, at most MaxUnannounced waiting.
+// AnnounceRetry, for at least MinAnnounceFor (the caching processes' TTLs
+// may be longer than the announcer's), at most MaxUnannounced waiting.
 const (
 	AnnounceTimeout = 2 * time.Second
 	AnnounceRetry   = time.Second
+	MinAnnounceFor  = 5 * time.Minute
 	MaxUnannounced  = 10_000
 )
 
@@ -24,8 +26,8 @@ type Publisher interface {
 // Announcer publishes change notices on one channel for the processes
 // that cache what changed. A notice that could not be published waits and
 // is published again by one goroutine, running while any wait, every
-// AnnounceRetry until it is or For has passed (as long as another process
-// may cache the thing it names); a notice waits once however often it
+// AnnounceRetry until it is or For (at least MinAnnounceFor) has passed: as
+// long as another process may cache the thing it names; a notice waits once however often it
 // failed. Its zero value is not usable: set Bus, Channel, For and Log.
 type Announcer struct {
 	Bus     Publisher
@@ -66,7 +68,7 @@ func (a *Announcer) later(msg string) {
 	if a.waiting == nil {
 		a.waiting = make(map[string]time.Time)
 	}
-	a.waiting[msg] = time.Now().Add(a.For)
+	a.waiting[msg] = time.Now().Add(max(a.For, MinAnnounceFor))
 	if !a.running {
 		a.running = true
 		go a.retry()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 // countingBus records what it published and fails while down.
@@ -48,16 +49,12 @@ func TestAnnouncerRetriesOnce(t *testing.T) {
 	bus.mu.Lock()
 	bus.down = false
 	bus.mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, running := a.Waiting(); !running {
-			break
+	storetest.Eventually(t, 5*time.Second, func() error {
+		if _, running := a.Waiting(); running {
+			return errors.New("the retrying goroutine still runs after the bus came back")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the retrying goroutine still runs 5s after the bus came back")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	bus.mu.Lock()
 	defer bus.mu.Unlock()
 	if bus.sent["aa"] != 1 || bus.sent["bb"] != 1 {

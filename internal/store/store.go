@@ -284,7 +284,9 @@ type Streams interface {
 // StreamEntry is one entry of a stream: its ID (opaque, ordered within the
 // stream; on Redis "<ms>-<seq>") and value.
 type StreamEntry struct {
-	ID    string
+	ID string
+	// Value is the caller's: the store neither keeps nor reuses its bytes
+	// (audit.RecordFromJSON's record shares them).
 	Value []byte
 	// Time is when the entry was appended (the store's clock).
 	Time time.Time

@@ -80,16 +80,25 @@ type ticketSpec struct {
 	edit         func(*messages.EncTicketPart)
 }
 
-// mintTicket encrypts a ticket for s under kt's key, as a KDC does.
-func mintTicket(t testing.TB, kt *keytab.Keytab, s ticketSpec) (messages.Ticket, types.EncryptionKey, types.PrincipalName) {
-	t.Helper()
+// filled is s with its empty service, client realm and key version
+// replaced by what they default to.
+func (s ticketSpec) filled() ticketSpec {
 	if s.sname == "" {
 		s.sname, s.realm = synthSPN, synthRealm
 	}
-	kvno := synthKVNO
-	if s.kvno != 0 {
-		kvno = s.kvno
+	if s.crealm == "" {
+		s.crealm = s.realm
 	}
+	if s.kvno == 0 {
+		s.kvno = synthKVNO
+	}
+	return s
+}
+
+// mintTicket encrypts a ticket for s under kt's key, as a KDC does.
+func mintTicket(t testing.TB, kt *keytab.Keytab, s ticketSpec) (messages.Ticket, types.EncryptionKey, types.PrincipalName) {
+	t.Helper()
+	s = s.filled()
 	sname, _ := types.ParseSPNString(s.sname)
 	cname := types.NewPrincipalName(nametype.KRB_NT_PRINCIPAL, s.client)
 	etype, _ := crypto.GetEtype(etypeID.AES256_CTS_HMAC_SHA1_96)
@@ -98,7 +107,7 @@ func mintTicket(t testing.TB, kt *keytab.Keytab, s ticketSpec) (messages.Ticket,
 		t.Fatal(err)
 	}
 	part := messages.EncTicketPart{
-		Flags: types.NewKrbFlags(), Key: session, CRealm: s.clientRealm(), CName: cname,
+		Flags: types.NewKrbFlags(), Key: session, CRealm: s.crealm, CName: cname,
 		AuthTime: s.start, StartTime: s.start, EndTime: s.end,
 	}
 	if s.edit != nil {
@@ -112,7 +121,7 @@ func mintTicket(t testing.TB, kt *keytab.Keytab, s ticketSpec) (messages.Ticket,
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := crypto.GetEncryptedData(asn1tools.AddASNAppTag(b, asnAppTag.EncTicketPart), key, keyusage.KDC_REP_TICKET, kvno)
+	enc, err := crypto.GetEncryptedData(asn1tools.AddASNAppTag(b, asnAppTag.EncTicketPart), key, keyusage.KDC_REP_TICKET, s.kvno)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +172,12 @@ func TestTickets(t *testing.T) {
 			if tt.kt != nil {
 				kt = tt.kt
 			}
-			tkt, key, cname := mintTicket(t, kt, tt.spec)
+			spec := tt.spec.filled()
+			tkt, key, cname := mintTicket(t, kt, spec)
 			if tt.tamper != nil {
 				tt.tamper(&tkt)
 			}
-			crealm := tt.spec.crealm
-			if crealm == "" {
-				crealm = tt.spec.realmOr(synthRealm)
-			}
-			tok, _ := clientToken(t, tkt, key, crealm, cname, tt.opts)
+			tok, _ := clientToken(t, tkt, key, spec.crealm, cname, tt.opts)
 			id, _, err := r.v.Verify(context.Background(), tok)
 			if tt.fail != "" {
 				wantReason(t, err, tt.fail, tok)
@@ -180,7 +186,7 @@ func TestTickets(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
-			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos, Subject: tt.spec.client + "@" + crealm}, id); diff != "" {
+			if diff := cmp.Diff(sso.Identity{Username: tt.want, Method: sso.MethodKerberos, Subject: spec.client + "@" + spec.crealm}, id); diff != "" {
 				t.Errorf("identity (-want +got):\n%s", diff)
 			}
 		})
@@ -190,21 +196,6 @@ func TestTickets(t *testing.T) {
 func withEdit(s ticketSpec, f func(*messages.EncTicketPart)) ticketSpec { s.edit = f; return s }
 func withKVNO(s ticketSpec, kvno int) ticketSpec                        { s.kvno = kvno; return s }
 func withCRealm(s ticketSpec, realm string) ticketSpec                  { s.crealm = realm; return s }
-
-// clientRealm is the client's realm: crealm, else the service's.
-func (s ticketSpec) clientRealm() string {
-	if s.crealm != "" {
-		return s.crealm
-	}
-	return s.realm
-}
-
-func (s ticketSpec) realmOr(def string) string {
-	if s.realm != "" {
-		return s.realm
-	}
-	return def
-}
 
 // TestPACGroups: with DecodePAC on, an Active Directory PAC (gokrb5's
 // recorded Windows PAC, signed with its test keytab's key) gives the group

@@ -214,6 +214,25 @@ func TestOpenURLs(t *testing.T) {
 	}
 }
 
+// TestSQLitePragmas: every connection gets svc's settings (here the page
+// cache, 8 MiB), and a setting the URL gives wins.
+func TestSQLitePragmas(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		query string
+		want  int
+	}{
+		{"", -8192},
+		{"?_pragma=cache_size(-1000)", -1000},
+	} {
+		db := open(t, "sqlite://"+filepath.Join(dir, "p.db")+tt.query)
+		var got int
+		if err := db.QueryRow(t.Context(), `PRAGMA cache_size`).Scan(&got); err != nil || got != tt.want {
+			t.Errorf("URL query %q: cache_size %d, %v; want %d", tt.query, got, err, tt.want)
+		}
+	}
+}
+
 // TestSQLiteRelativeURL checks the sqlite://relative.db form, resolved against
 // the working directory.
 func TestSQLiteRelativeURL(t *testing.T) {
