@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 // countingStore counts hash lookups of a real store.
@@ -55,20 +57,13 @@ func newKeysNotFollowing(t *testing.T, ttl time.Duration) (*Keys, *countingStore
 // invalidations (lookups are cached only then).
 func follow(t *testing.T, k *Keys) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- k.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
+	storetest.Background(t, k.Run)
+	storetest.Eventually(t, 5*time.Second, func() error {
+		if !Following(k) {
+			return errors.New("Run has not subscribed")
 		}
+		return nil
 	})
-	for deadline := time.Now().Add(5 * time.Second); !Following(k); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not subscribe within 5s")
-		}
-	}
 }
 
 func TestAuthenticateCachesAndRevokes(t *testing.T) {
@@ -295,15 +290,11 @@ func TestBusDownBypassesCache(t *testing.T) {
 	if _, err := admin.Revoke(ctx, vk.ID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for {
+	storetest.Eventually(t, 3*time.Second, func() error {
 		_, err := proxy.Authenticate(ctx, Credentials{Bearer: secret})
 		if err != nil && apierr.KindOf(err) == apierr.Unauthenticated {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the revoked key was still accepted 3s after the bus went down (err %v)", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("the revoked key is still accepted after the bus went down (err %v)", err)
+	})
 }

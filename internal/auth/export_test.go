@@ -7,4 +7,4 @@ func SetClock(k *Keys, now func() time.Time) { k.now = now }
 
 // Following reports whether k's Run is subscribed to invalidations (tests
 // only).
-func Following(k *Keys) bool { return k.following.Load() }
+func Following(k *Keys) bool { return k.trust.Following() }

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/apierr"
 	. "github.com/svc-gateway/svc/internal/auth"
+	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 	"github.com/svc-gateway/svc/internal/store/storetest"
@@ -20,17 +22,12 @@ import (
 // subscribed waits until n subscriptions were made on b.
 func subscribed(t *testing.T, b *storetest.EndableBus, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := b.Subscriptions()
-		if got >= n {
-			return
+	storetest.Eventually(t, 5*time.Second, func() error {
+		if got := b.Subscriptions(); got < n {
+			return fmt.Errorf("%d subscriptions, want %d", got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscriptions, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 var errBusDown = errors.New("bus down")
@@ -62,15 +59,7 @@ func newTwoProcesses(t *testing.T, bus *storetest.EndableBus, adminBus Bus) *two
 		t.Fatal(err)
 	}
 	p.id, p.secret = vk.ID, secret
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.proxy.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	storetest.Background(t, p.proxy.Run)
 	return p
 }
 
@@ -78,8 +67,7 @@ func newTwoProcesses(t *testing.T, bus *storetest.EndableBus, adminBus Bus) *two
 // the second from the cache.
 func (p *twoProcesses) cache(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	storetest.Eventually(t, 5*time.Second, func() error {
 		if _, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret}); err != nil {
 			t.Fatal(err)
 		}
@@ -87,13 +75,11 @@ func (p *twoProcesses) cache(t *testing.T) {
 		if _, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret}); err != nil {
 			t.Fatal(err)
 		}
-		if p.lookups.lookups.Load() == n {
-			return
+		if p.lookups.lookups.Load() != n {
+			return errors.New("the proxy does not cache the lookup")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the proxy does not cache the lookup")
-		}
-	}
+		return nil
+	})
 }
 
 // revoke revokes the key in the admin's process.
@@ -107,17 +93,13 @@ func (p *twoProcesses) revoke(t *testing.T) {
 // refused waits until the proxy refuses the key, for up to a second.
 func (p *twoProcesses) refused(t *testing.T, what string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for {
+	storetest.Eventually(t, time.Second, func() error {
 		_, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret})
 		if err != nil && apierr.KindOf(err) == apierr.Unauthenticated {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the revoked key is still accepted after 1s (err %v)", what, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("%s: the revoked key is still accepted (err %v)", what, err)
+	})
 }
 
 // gated is a gated bus over a fresh memkv, and another memkv: a bus the
@@ -172,16 +154,19 @@ func (p *twoProcesses) uncached(t *testing.T, when string) {
 	}
 }
 
-// failingPublisher fails its first fails Publish calls.
+// failingPublisher fails its first fails Publish calls, and counts the
+// calls made since fail armed it.
 type failingPublisher struct {
 	Bus
 	mu    sync.Mutex
 	fails int
+	calls int
 }
 
 func (b *failingPublisher) Publish(ctx context.Context, channel string, msg []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.calls++
 	if b.fails > 0 {
 		b.fails--
 		return errBusDown
@@ -189,10 +174,31 @@ func (b *failingPublisher) Publish(ctx context.Context, channel string, msg []by
 	return b.Bus.Publish(ctx, channel, msg)
 }
 
+// fail makes the next n Publish calls fail, and starts counting calls.
+func (b *failingPublisher) fail(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fails, b.calls = n, 0
+}
+
+// asked waits until Publish was called n times since fail, for up to within.
+func (b *failingPublisher) asked(t *testing.T, n int, within time.Duration) {
+	t.Helper()
+	storetest.Eventually(t, within, func() error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.calls < n {
+			return fmt.Errorf("Publish called %d times since the bus failed, want %d (the notice is not retried)", b.calls, n)
+		}
+		return nil
+	})
+}
+
 // TestRevocationNoticeRetried: a revocation whose notice could not be
 // published is announced again until it is, and the proxy that cached the
-// key hears it (here within the test's 1 s wait after two retries of
-// about a second each, well inside the hour the proxy would cache it).
+// key hears it (here after two failed attempts, the notice published on
+// the third, about 2*store.AnnounceRetry after the revocation: well inside
+// the hour the proxy would cache it).
 func TestRevocationNoticeRetried(t *testing.T) {
 	bus, _ := gated(t)
 	admin := &failingPublisher{Bus: bus.KV}
@@ -200,10 +206,8 @@ func TestRevocationNoticeRetried(t *testing.T) {
 	bus.Gate <- nil
 	subscribed(t, bus, 1)
 	p.cache(t)
-	admin.mu.Lock()
-	admin.fails = 2
-	admin.mu.Unlock()
+	admin.fail(2)
 	p.revoke(t)
-	time.Sleep(2 * time.Second) // the two failed retries
+	admin.asked(t, 3, 2*store.AnnounceRetry+3*time.Second)
 	p.refused(t, "notice published on the third attempt")
 }

@@ -54,12 +54,11 @@ type Keys struct {
 	ttl   time.Duration
 	now   func() time.Time
 	log   *slog.Logger
-	// busDown is set while the bus does not answer, following while Run
-	// is subscribed to invalidations: unless the one is clear and the
-	// other set, lookups go to the store every time, so a revocation made
-	// meanwhile holds at once.
-	busDown   atomic.Bool
-	following atomic.Bool
+	// trust lets the cache serve only while Run is subscribed to
+	// invalidations and the bus answers its pings: otherwise lookups go
+	// to the store every time, so a revocation made meanwhile holds at
+	// once.
+	trust store.Trust
 	// notices announces key changes, again later when it cannot at once.
 	notices *store.Announcer
 
@@ -83,18 +82,14 @@ type cachedRecord struct {
 	expires time.Time
 }
 
-// minRepublish is the least time a key change notice that could not be
-// published is tried again for.
-const minRepublish = 5 * time.Minute
-
 // NewKeys returns a key manager. ttl bounds how long a lookup is cached when no
 // invalidation arrives (0 disables caching); nothing is cached unless Run
 // is following invalidations.
 func NewKeys(s KeyStore, bus Bus, ttl time.Duration, log *slog.Logger) *Keys {
 	// A notice is retried for as long as another process may cache the
-	// key: the TTL, and at least minRepublish, since the TTL that matters
-	// is the other processes'.
-	notices := &store.Announcer{Bus: bus, Channel: changedChannel, For: max(ttl, minRepublish), Log: log}
+	// key (the Announcer keeps a minimum: the TTL that matters is the
+	// other processes').
+	notices := &store.Announcer{Bus: bus, Channel: changedChannel, For: ttl, Log: log}
 	return &Keys{store: s, bus: bus, ttl: ttl, now: time.Now, log: log, notices: notices, cache: map[[32]byte]cached{}, byID: map[string]cachedRecord{}}
 }
 
@@ -284,13 +279,9 @@ func (k *Keys) Authenticate(ctx context.Context, c Credentials) (*identity.Princ
 	return c0.p, nil
 }
 
-// trusted reports whether the cache may serve: invalidations are being
-// received (Run is subscribed and the bus answers its pings).
-func (k *Keys) trusted() bool { return k.following.Load() && !k.busDown.Load() }
-
 // cachedKey is the cached lookup of sum, when there is one to trust.
 func (k *Keys) cachedKey(sum [32]byte, now time.Time) (cached, bool) {
-	if !k.trusted() {
+	if !k.trust.Trusted() {
 		return cached{}, false
 	}
 	k.mu.RLock()
@@ -314,7 +305,7 @@ func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, e
 		c.p = principal(vk)
 		c.expires = now.Add(k.ttl)
 	}
-	if k.ttl > 0 && k.trusted() {
+	if k.ttl > 0 && k.trust.Trusted() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.epoch.Load() != epoch {
@@ -336,7 +327,7 @@ func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, e
 // from the cache the lookups fill, else from the store.
 func (k *Keys) Record(ctx context.Context, id string) (*VirtualKey, error) {
 	now := k.now()
-	if k.trusted() {
+	if k.trust.Trusted() {
 		k.mu.RLock()
 		r, ok := k.byID[id]
 		k.mu.RUnlock()
@@ -352,7 +343,7 @@ func (k *Keys) Record(ctx context.Context, id string) (*VirtualKey, error) {
 	if err != nil {
 		return nil, apierr.Wrap(apierr.Unavailable, "store_unavailable", "key store unavailable", err)
 	}
-	if k.ttl > 0 && k.trusted() {
+	if k.ttl > 0 && k.trust.Trusted() {
 		k.mu.Lock()
 		if k.epoch.Load() == epoch { // else a change came while the store answered
 			if len(k.byID) >= maxCached {
@@ -439,8 +430,9 @@ func (k *Keys) Revoke(ctx context.Context, ref string) (VirtualKey, error) {
 }
 
 // changed evicts sum here and tells every other process to. When the bus
-// is down the message is lost, but every process notices the outage within
-// busCheckEvery+busCheckTimeout and stops trusting its cache (Run).
+// is down the notice is published again later (store.Announcer), and every
+// process notices the outage within store.WatchEvery+store.WatchTimeout and
+// stops trusting its cache meanwhile (Run).
 func (k *Keys) changed(ctx context.Context, sum [32]byte) {
 	k.evict(sum)
 	if err := k.notices.Announce(ctx, hex.EncodeToString(sum[:])); err != nil {
@@ -462,47 +454,39 @@ func (k *Keys) evict(sum [32]byte) {
 
 // Run follows invalidations from other processes until ctx ends. Lookups
 // are cached only while it is subscribed: when the subscription fails or
-// ends (a notice may have been lost) the cache is emptied and unused, and
-// Run subscribes again every second, emptying it once more when it has, so
-// that no revocation announced while it was not listening is missed. It also pings
+// ends (a notice may have been lost) the cache is unused (lookups go to the
+// store), and Run subscribes again every second, emptying it when it has,
+// so that no revocation announced while it was not listening is missed. It also pings
 // the bus every second: while the bus does not answer (a notice published
 // then is lost), lookups bypass the cache and go to the store, so a
 // revocation made anywhere holds here within about a second and a half of
 // the outage's start, whatever SVC_KEY_CACHE_TTL is; when the bus is back
 // the cache is emptied and trusted again.
 func (k *Keys) Run(ctx context.Context) error {
-	go k.watchBus(ctx)
-	return store.Follow(ctx, k.bus, changedChannel, store.FollowHooks{
+	return k.trust.Run(ctx, k.bus, changedChannel, store.TrustHooks{
 		// Nothing is cached before we listen (before Run, or while
-		// Subscribe fails); the flush drops lookups of a Run before.
-		Subscribed: func() {
-			k.flush()
-			k.following.Store(true)
-		},
-		Message: k.evictHex,
+		// Subscribe fails); the flush when a subscription is made drops
+		// lookups of a Run before.
+		Flush:      k.flush,
+		BusFlipped: k.busFlipped,
+		Message:    k.evictHex,
 		Lost: func(err error) error {
-			k.following.Store(false)
 			if ctx.Err() == nil && !errors.Is(err, store.ErrSubscriptionEnded) {
 				k.log.Warn("key invalidation subscription failed; retrying", "err", err)
 			}
-			k.flush()
-			return nil
+			return nil // untrusted now; Trust empties the cache before trusting it again
 		},
 	})
 }
 
-// watchBus sets busDown while the bus fails its pings; each flip empties
-// the cache.
-func (k *Keys) watchBus(ctx context.Context) {
-	store.WatchPing(ctx, k.bus.Ping, func(down bool, err error) {
-		k.busDown.Store(down)
-		k.flush()
-		if down {
-			k.log.Warn("key invalidation bus unreachable: checking every key against the database until it is back", "err", err)
-		} else {
-			k.log.Info("key invalidation bus reachable again: key lookups cached again")
-		}
-	})
+// busFlipped logs an outage of the bus (the cache is emptied and unused
+// until it ends) and its end.
+func (k *Keys) busFlipped(down bool, err error) {
+	if down {
+		k.log.Warn("key invalidation bus unreachable: checking every key against the database until it is back", "err", err)
+	} else {
+		k.log.Info("key invalidation bus reachable again: key lookups cached again")
+	}
 }
 
 // evictHex evicts the key whose hash a change notice carries (in hex);

@@ -60,10 +60,7 @@ func TestRunRetriesSubscribe(t *testing.T) {
 // announced then reaches the cache.
 func TestRunResubscribes(t *testing.T) {
 	ctx := t.Context()
-	bus := &pubsubKV{buffer: 4}
-	st := newMemStore()
-	v := New(st, testSealer(1), bus, nil)
-	w := New(st, testSealer(1), bus, nil) // another replica's vault, not running
+	bus, st, v, w := replicas()
 	done := make(chan error, 1)
 	runCtx, cancel := context.WithCancel(ctx)
 	go func() { done <- v.Run(runCtx) }()
@@ -74,7 +71,20 @@ func TestRunResubscribes(t *testing.T) {
 	waitFor(t, func() bool { k, err := v.Key(ctx, "openai"); return err == nil && k == openAIKey })
 
 	bus.endAll()
-	waitFor(t, func() bool { return bus.subscriptionsMade() == 4 && bus.subscribers() == 2 })
+	waitFor(t, func() bool {
+		v.mu.RLock()
+		defer v.mu.RUnlock()
+		return bus.subscriptionsMade() == 4 && v.following
+	})
+	// Cached again after the new round (a second lookup reads nothing):
+	// only the notice can replace it before the cache's TTL.
+	if k, err := v.Key(ctx, "openai"); err != nil || k != openAIKey {
+		t.Fatalf("Key after resubscribing: %q, %v", k, err)
+	}
+	reads := st.reads.Load()
+	if _, err := v.Key(ctx, "openai"); err != nil || st.reads.Load() != reads {
+		t.Fatalf("Key after resubscribing is not served from the cache (%d store reads, %v)", st.reads.Load()-reads, err)
+	}
 	const rotated = "sk-proj-rotated0000000000000000000000000000"
 	if _, err := w.Put(ctx, "openai", rotated); err != nil {
 		t.Fatal(err)
@@ -102,4 +112,44 @@ func TestRunNoticesPendingEnded(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run: got %v, want nil", err)
 	}
+}
+
+// TestBetweenRoundsReadsTheStore: after its subscriptions ended and before
+// Run has subscribed again, a change announced goes unheard, so Key must
+// not serve what it cached then: it reads the store on every call.
+func TestBetweenRoundsReadsTheStore(t *testing.T) {
+	ctx := t.Context()
+	bus, st, _, w := replicas()
+	// v's bus refuses every subscription after Run's first two: once they
+	// end, Run stays between rounds.
+	v := New(st, testSealer(1), &refusingKV{pubsubKV: bus, ok: 2}, nil)
+	run(t, v)
+	if _, err := w.Put(ctx, "openai", openAIKey); err != nil {
+		t.Fatal(err)
+	}
+
+	bus.endAll()
+	waitFor(t, func() bool {
+		v.mu.RLock()
+		defer v.mu.RUnlock()
+		return !v.following
+	})
+	if k, err := v.Key(ctx, "openai"); err != nil || k != openAIKey {
+		t.Fatalf("Key between rounds: %q, %v", k, err)
+	}
+	const rotated = "sk-proj-rotated0000000000000000000000000000"
+	if _, err := w.Put(ctx, "openai", rotated); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := v.Key(ctx, "openai"); err != nil || k != rotated {
+		t.Fatalf("Key between rounds after an unheard change: %q, %v; want the new key", k, err)
+	}
+}
+
+// replicas returns a bus, a store and two vaults over them: v, to run, and
+// w, another replica's, not running.
+func replicas() (*pubsubKV, *memStore, *Vault, *Vault) {
+	bus := &pubsubKV{buffer: 4}
+	st := newMemStore()
+	return bus, st, New(st, testSealer(1), bus, nil), New(st, testSealer(1), bus, nil)
 }

@@ -64,6 +64,10 @@ type Vault struct {
 	// rounds.
 	endRound context.CancelFunc
 	running  bool
+	// following is true while Run is subscribed to Channel. While Run runs
+	// but is not subscribed (between its rounds) a change may go unheard,
+	// so Key asks the store every time instead of trusting its cache.
+	following bool
 }
 
 type entry struct {
@@ -114,7 +118,7 @@ func New(store Store, sealer *secret.Sealer, bus Bus, env func(provider string) 
 func (v *Vault) Key(ctx context.Context, provider string) (string, error) {
 	v.mu.RLock()
 	e, ok := v.cache[provider]
-	fresh := ok && len(v.pending) == 0 && v.now().Before(e.expires)
+	fresh := ok && len(v.pending) == 0 && v.servableLocked(e)
 	v.mu.RUnlock()
 	if fresh {
 		return e.result()
@@ -131,7 +135,7 @@ func (v *Vault) load(ctx context.Context, provider string) (string, error) {
 	for {
 		v.mu.Lock()
 		v.applyPendingLocked()
-		if e, ok := v.cache[provider]; ok && v.now().Before(e.expires) {
+		if e, ok := v.cache[provider]; ok && v.servableLocked(e) {
 			v.mu.Unlock()
 			return e.result()
 		}
@@ -165,13 +169,14 @@ func (v *Vault) load(ctx context.Context, provider string) (string, error) {
 }
 
 // lead performs the load of c and caches its result unless an invalidation
-// came in meanwhile (which removes c from v.calls).
+// came in meanwhile (which removes c from v.calls) or the cache would not
+// serve it (Run is between rounds: the next round empties it anyway).
 func (v *Vault) lead(ctx context.Context, provider string, c *call) {
 	defer func() {
 		v.mu.Lock()
 		if v.calls[provider] == c {
 			delete(v.calls, provider)
-			if c.err == nil {
+			if c.err == nil && v.trustedLocked() {
 				c.expires = v.now().Add(CacheTTL)
 				v.putLocked(provider, c.entry)
 			}
@@ -181,6 +186,16 @@ func (v *Vault) lead(ctx context.Context, provider string, c *call) {
 	}()
 	c.key, c.found, c.err = v.fetch(ctx, provider)
 }
+
+// servableLocked reports whether the cached e may answer Key: it has not
+// expired, and the cache is trusted. v.mu is held (read or write).
+func (v *Vault) servableLocked(e entry) bool {
+	return v.trustedLocked() && v.now().Before(e.expires)
+}
+
+// trustedLocked reports whether the cache may serve at all: Run, if it
+// runs, is subscribed. v.mu is held (read or write).
+func (v *Vault) trustedLocked() bool { return v.following || !v.running }
 
 // fetch reads provider's key from the store, falling back to the environment.
 func (v *Vault) fetch(ctx context.Context, provider string) (key string, found bool, err error) {
@@ -288,8 +303,9 @@ func (v *Vault) changed(ctx context.Context, provider string) error {
 // Run applies the changes announced on Channel, by any process, to this
 // Vault's cache until ctx ends, and returns nil then. When a subscription
 // fails or ends (a message may have been lost) it drops the cache and
-// subscribes again after store.FollowRetry, the cache serving for up to
-// CacheTTL meanwhile. Call it once per Vault.
+// subscribes again after store.FollowRetry; until it has, Key reads the
+// store on every call, so a change announced meanwhile, which no
+// subscription hears, is seen at once. Call it once per Vault.
 func (v *Vault) Run(ctx context.Context) error {
 	v.mu.Lock()
 	if v.running {
@@ -328,6 +344,11 @@ func (v *Vault) round(ctx context.Context) {
 		return
 	}
 	defer pending.Close()
+	defer func() { // before pending closes: no Key trusts a round that ended
+		v.mu.Lock()
+		v.following = false
+		v.mu.Unlock()
+	}()
 	go v.checkPending(ctx)
 	_ = store.Follow(ctx, v.bus, Channel, store.FollowHooks{
 		Subscribed: func() {
@@ -336,6 +357,7 @@ func (v *Vault) round(ctx context.Context) {
 				v.pending = pending.C()
 			}
 			v.endRound = cancel
+			v.following = true
 			v.dropAllLocked() // entries cached before we listened may have missed a change
 			v.mu.Unlock()
 		},
@@ -378,7 +400,7 @@ func (v *Vault) applyPendingLocked() {
 		select {
 		case msg, ok := <-v.pending:
 			if !ok {
-				v.pending = nil
+				v.pending, v.following = nil, false
 				v.dropAllLocked()
 				if v.endRound != nil {
 					v.endRound()
