@@ -211,7 +211,9 @@ func TestFastDecode(t *testing.T) {
 	}{
 		{`{"text":"x","n":[1,-2.5e3,{"a":null,"b":true,"c":false}],"e":[],"o":{}}`, true},
 		{string(arguments4KB()), true},
+		{`{"k\u00e9y":1,"q\"k":{"\n":2},"\u003c":"<"}`, true}, // names with escapes
 		{`{"dup":1,"dup":"last"}`, false},
+		{`{"a":1,"\u0061":2}`, false}, // repeated, once escaped
 		{"{\"bad\":\"\xff\"}", false},
 		{`{"u":"\ud800"}`, false},
 		{`{"a":1} {}`, false},

@@ -88,31 +88,58 @@ func slowDecode(args []byte) (map[string]any, error) {
 	return v, nil
 }
 
-// Tokens is a pooled jsontext decoder over its input, for the one-pass
-// readers here and in package upstream: ReadTokens takes one, PutTokens
-// gives it back once nothing read from it is referenced. The decoder reads
-// a *bytes.Buffer's bytes where they lie (any other reader is copied into
-// its own buffer), so values read may point into the input.
-type Tokens struct {
+// tokens is a pooled jsontext decoder over its input, for ReadWhole. The
+// decoder reads a *bytes.Buffer's bytes where they lie (any other reader
+// is copied into its own buffer), so values read may point into the input.
+type tokens struct {
 	buf bytes.Buffer
-	Dec jsontext.Decoder
+	dec jsontext.Decoder
 }
 
-var tokenPool = sync.Pool{New: func() any { return new(Tokens) }}
+var tokenPool = sync.Pool{New: func() any { return new(tokens) }}
 
-// ReadTokens is a pooled decoder over data (not copied).
-func ReadTokens(data []byte) *Tokens {
-	t := tokenPool.Get().(*Tokens)
+// ReadWhole is the frame of the one-pass readers here and in package
+// upstream: it runs read on a pooled decoder over data (not copied) and
+// reports whether read returned true and nothing follows what it read
+// (json.Unmarshal refuses trailing data). What read takes from d is valid
+// only until its next call on d, and the decoder goes back to the pool
+// when read returns: read copies what it keeps.
+func ReadWhole(data []byte, read func(d *jsontext.Decoder) bool) bool {
+	t := tokenPool.Get().(*tokens)
 	t.buf = *bytes.NewBuffer(data)
-	t.Dec.Reset(&t.buf)
-	return t
+	t.dec.Reset(&t.buf)
+	ok := read(&t.dec)
+	if ok {
+		_, err := t.dec.ReadToken()
+		ok = err == io.EOF
+	}
+	t.buf = bytes.Buffer{} // back to the pool without its input
+	t.dec.Reset(&t.buf)
+	tokenPool.Put(t)
+	return ok
 }
 
-// PutTokens gives t back to the pool, without its input.
-func PutTokens(t *Tokens) {
-	t.buf = bytes.Buffer{}
-	t.Dec.Reset(&t.buf)
-	tokenPool.Put(t)
+// ReadObject reads the object at d's next value in one pass — '{', its
+// members, '}' — for the one-pass readers here and in package upstream.
+// For each member it gives member the name as written, quotes and escapes
+// included (a name written with escapes equals no plain one), valid only
+// until the next call on d; member reads the value. False when the next
+// value is not an object, on any error, or when member returns false.
+func ReadObject(d *jsontext.Decoder, member func(name []byte) bool) bool {
+	if d.PeekKind() != '{' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || !member(name) {
+			return false
+		}
+	}
+	tok, err := d.ReadToken()
+	return err == nil && tok.Kind() == '}'
 }
 
 // fastDecode decodes an arguments object in one pass over its tokens, to
@@ -121,16 +148,14 @@ func PutTokens(t *Tokens) {
 // refuses both), nesting past MaxArgumentsDepth, anything after the
 // object, a syntax error.
 func fastDecode(args []byte) (v map[string]any, ok bool) {
-	t := ReadTokens(args)
-	defer PutTokens(t)
-	if t.Dec.PeekKind() != '{' {
-		return nil, false
-	}
-	x, ok := readAny(&t.Dec, 0)
-	if !ok {
-		return nil, false
-	}
-	if _, err := t.Dec.ReadToken(); err != io.EOF {
+	var x any
+	if !ReadWhole(args, func(d *jsontext.Decoder) bool {
+		if d.PeekKind() != '{' {
+			return false
+		}
+		x, ok = readAny(d, 0)
+		return ok
+	}) {
 		return nil, false
 	}
 	return x.(map[string]any), true
@@ -145,26 +170,19 @@ func readAny(d *jsontext.Decoder, depth int) (any, bool) {
 	}
 	switch d.PeekKind() {
 	case '{':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, false
-		}
 		m := make(map[string]any)
-		for d.PeekKind() == '"' {
-			tok, err := d.ReadToken()
-			if err != nil {
-				return nil, false
-			}
-			name := tok.String() // before the next read voids tok
-			v, ok := readAny(d, depth+1)
+		ok := ReadObject(d, func(name []byte) bool {
+			key, ok := unquote(name) // before the next read voids name
 			if !ok {
-				return nil, false
+				return false
 			}
-			m[name] = v
-		}
-		if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
-			return nil, false
-		}
-		return m, true
+			v, ok := readAny(d, depth+1)
+			if ok {
+				m[key] = v
+			}
+			return ok
+		})
+		return m, ok
 	case '[':
 		if _, err := d.ReadToken(); err != nil {
 			return nil, false
@@ -206,6 +224,16 @@ func readAny(d *jsontext.Decoder, depth int) (any, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// unquote is the string a JSON string (as jsontext read it: valid) stands
+// for.
+func unquote(quoted []byte) (string, bool) {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1]), true
+	}
+	b, err := jsontext.AppendUnquote(nil, quoted)
+	return string(b), err == nil
 }
 
 // Canonical returns the canonical JSON of a call's arguments: an object

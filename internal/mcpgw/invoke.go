@@ -52,7 +52,7 @@ func (g *Gateway) invoke(ctx context.Context, c *Call, s *Server, tool *mcp.Tool
 		out.Outcome = OutcomeToolError
 	}
 	if cacheable && !r.IsError && len(out.Violations) == 0 {
-		if err := g.Cache.Put(ctx, key, r, g.ttl(s), s.CostInfo.PerCallUSD); err != nil {
+		if err := g.Cache.Put(ctx, key, r, out.JSON, g.ttl(s), s.CostInfo.PerCallUSD); err != nil {
 			g.logger().Warn("mcp: tool cache write failed", "server", s.ID, "tool", c.Tool, "err", err)
 		}
 	}

@@ -104,7 +104,10 @@ type CacheKey struct {
 // Cache is the tool-call cache. Get's miss is (nil, nil).
 type Cache interface {
 	Get(ctx context.Context, k CacheKey) (*mcp.CallToolResult, error)
-	Put(ctx context.Context, k CacheKey, r *mcp.CallToolResult, ttl time.Duration, costUSD float64) error
+	// Put stores r; enc is r's JSON, exactly what json.Marshal writes for
+	// it, when the caller holds it (the upstream gave it: JSONCaller), so
+	// that it is not encoded again; nil: the cache encodes r.
+	Put(ctx context.Context, k CacheKey, r *mcp.CallToolResult, enc []byte, ttl time.Duration, costUSD float64) error
 	// Hit records a served hit's savings for the statistics.
 	Hit(ctx context.Context, serverID string, savedUSD float64)
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // Scrub cleans an upstream answer (a tool result, a relayed resources,
-// prompts or completion result, and its error) of the exact credentials sc stands for: a result
-// that mentions one is rebuilt from its scrubbed JSON; a server's protocol
-// error keeps its code with its message and data scrubbed. With a nil sc,
-// or nothing to clean, res and err come back as they are.
+// prompts or completion result, and its error) of the exact credentials sc
+// stands for: a result that mentions one is rebuilt from its scrubbed JSON;
+// a server's protocol error keeps its code with its message and data
+// scrubbed. With a nil sc, or nothing to clean, res and err come back as
+// they are.
 func Scrub[R any](sc *apierr.Scrubber, res *R, err error) (*R, error) {
 	if sc == nil {
 		return res, err
@@ -30,20 +31,33 @@ func Scrub[R any](sc *apierr.Scrubber, res *R, err error) (*R, error) {
 		}
 		return nil, sc.Error(err)
 	}
-	if res == nil {
-		return nil, nil
-	}
-	raw, jerr := json.Marshal(res)
-	if jerr != nil {
-		return res, nil
-	}
-	clean := sc.Exact(string(raw))
-	if clean == string(raw) {
-		return res, nil
-	}
-	out := new(R)
-	if json.Unmarshal([]byte(clean), out) != nil {
-		return nil, apierr.New(apierr.UpstreamError, "tool_server_error", "the MCP server's answer could not be cleaned of svc's credential")
-	}
-	return out, nil
+	out, _, err := ScrubEncoded(sc, res, nil)
+	return out, err
 }
+
+// ScrubEncoded is Scrub for a result, given its JSON as json.Marshal
+// writes it (raw; nil: encoded here); same reports that res came back as
+// it is, so that raw is still its JSON.
+func ScrubEncoded[R any](sc *apierr.Scrubber, res *R, raw []byte) (out *R, same bool, err error) {
+	if sc == nil || res == nil {
+		return res, true, nil
+	}
+	if raw == nil {
+		if raw, err = json.Marshal(res); err != nil {
+			// Unread is uncleaned: refused, as an answer that cannot be
+			// cleaned is below.
+			return nil, false, errNotCleaned
+		}
+	}
+	if !sc.Match(raw) {
+		return res, true, nil
+	}
+	out = new(R)
+	if json.Unmarshal([]byte(sc.Exact(string(raw))), out) != nil {
+		return nil, false, errNotCleaned
+	}
+	return out, false, nil
+}
+
+// errNotCleaned refuses an answer Scrub could not clean of the credential.
+var errNotCleaned = apierr.New(apierr.UpstreamError, "tool_server_error", "the MCP server's answer could not be cleaned of svc's credential")

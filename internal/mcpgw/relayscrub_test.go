@@ -3,6 +3,7 @@ package mcpgw
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -34,5 +35,38 @@ func TestScrub(t *testing.T) {
 	}
 	if r, err := Scrub[mcp.GetPromptResult](nil, nil, errors.New("x "+tok)); r != nil || err == nil || !strings.Contains(err.Error(), tok) {
 		t.Error("without a scrubber the answer must pass as it is")
+	}
+}
+
+// TestScrubUnencodable: an answer Scrub cannot encode to check is refused,
+// never passed on unchecked.
+func TestScrubUnencodable(t *testing.T) {
+	type odd struct{ X float64 }
+	got, err := Scrub(apierr.NewScrubber("upstream-secret-7f3a9c2e51"), &odd{X: math.NaN()}, nil)
+	var ae *apierr.Error
+	if got != nil || !errors.As(err, &ae) || ae.Code != "tool_server_error" {
+		t.Errorf("Scrub(unencodable) = %+v, %v: want it refused", got, err)
+	}
+}
+
+// TestScrubEncoded: the JSON given is what is checked and cleaned; a
+// clean result comes back as it is (same), a dirty one rebuilt without
+// the credential.
+func TestScrubEncoded(t *testing.T) {
+	const tok = "upstream-secret-7f3a9c2e51"
+	sc := apierr.NewScrubber(tok)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "key=" + tok}}}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, same, err := ScrubEncoded(sc, res, raw)
+	if err != nil || same || got == res || strings.Contains(got.Content[0].(*mcp.TextContent).Text, tok) {
+		t.Errorf("ScrubEncoded(dirty) = %+v, same %v, %v: want a copy without the credential", got, same, err)
+	}
+	// The JSON given is the one checked: a clean encoding passes res on.
+	clean := []byte(`{"content":[]}`)
+	if got, same, err := ScrubEncoded(sc, res, clean); err != nil || !same || got != res {
+		t.Errorf("ScrubEncoded(clean JSON) = %p, same %v, %v: want res as it is", got, same, err)
 	}
 }

@@ -2,8 +2,8 @@ package mcpgw
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,40 +47,27 @@ func DecodeResult(raw []byte) (r *mcp.CallToolResult, plain bool, err error) {
 // anything else. Like the SDK it gives an empty, non-nil Content when
 // there is none.
 func fastResult(raw []byte) (r *mcp.CallToolResult, ok bool) {
-	t := ReadTokens(raw)
-	defer PutTokens(t)
-	d := &t.Dec
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, false
-	}
 	r = &mcp.CallToolResult{}
-	for d.PeekKind() == '"' {
-		name, err := d.ReadValue()
-		if err != nil {
-			return nil, false
-		}
-		switch string(name) {
-		case `"content"`:
-			if r.Content, ok = fastContent(d); !ok {
-				return nil, false
+	if !ReadWhole(raw, func(d *jsontext.Decoder) bool {
+		return ReadObject(d, func(name []byte) bool {
+			switch string(name) {
+			case `"content"`:
+				r.Content, ok = fastContent(d)
+				return ok
+			case `"isError"`:
+				if k := d.PeekKind(); k != 't' && k != 'f' {
+					return false
+				}
+				tok, err := d.ReadToken()
+				if err != nil {
+					return false
+				}
+				r.IsError = tok.Bool()
+				return true
 			}
-		case `"isError"`:
-			if k := d.PeekKind(); k != 't' && k != 'f' {
-				return nil, false
-			}
-			tok, err := d.ReadToken()
-			if err != nil {
-				return nil, false
-			}
-			r.IsError = tok.Bool()
-		default:
-			return nil, false
-		}
-	}
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
-		return nil, false
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
+			return false
+		})
+	}) {
 		return nil, false
 	}
 	if r.Content == nil {
@@ -99,16 +86,9 @@ func fastContent(d *jsontext.Decoder) ([]mcp.Content, bool) {
 	}
 	out := make([]mcp.Content, 0, 1)
 	for d.PeekKind() == '{' {
-		if _, err := d.ReadToken(); err != nil {
-			return nil, false
-		}
 		var text string
 		var isText bool
-		for d.PeekKind() == '"' {
-			name, err := d.ReadValue()
-			if err != nil {
-				return nil, false
-			}
+		if !ReadObject(d, func(name []byte) bool {
 			field := 0 // the name is read before the next call voids it
 			switch string(name) {
 			case `"type"`:
@@ -116,26 +96,21 @@ func fastContent(d *jsontext.Decoder) ([]mcp.Content, bool) {
 			case `"text"`:
 				field = 2
 			}
-			if d.PeekKind() != '"' {
-				return nil, false
+			if field == 0 || d.PeekKind() != '"' {
+				return false
 			}
-			switch field {
-			case 1:
+			if field == 1 {
 				v, err := d.ReadValue()
-				if isText = err == nil && string(v) == `"text"`; !isText {
-					return nil, false
-				}
-			case 2:
-				v, err := d.ReadToken()
-				if err != nil {
-					return nil, false
-				}
-				text = v.String()
-			default:
-				return nil, false
+				isText = err == nil && string(v) == `"text"`
+				return isText
 			}
-		}
-		if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' || !isText {
+			v, err := d.ReadToken()
+			if err != nil {
+				return false
+			}
+			text = v.String()
+			return true
+		}) || !isText {
 			return nil, false
 		}
 		out = append(out, &mcp.TextContent{Text: text})
@@ -148,8 +123,11 @@ func fastContent(d *jsontext.Decoder) ([]mcp.Content, bool) {
 
 // AppendResult appends a plain result (one DecodeResult gave with plain
 // true: text content and isError only) as json.Marshal writes it, byte
-// for byte; an error for any other.
+// for byte; an error for any other, rather than drop what it cannot write.
 func AppendResult(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
+	if r.Meta != nil || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
+		return nil, errors.New("mcpgw: AppendResult: the result has more than content and isError")
+	}
 	dst = append(dst, `{"content":[`...)
 	for i, c := range r.Content {
 		t, ok := c.(*mcp.TextContent)

@@ -80,3 +80,22 @@ func sameResultAsSDK(t *testing.T, in []byte) {
 		t.Fatalf("%q: written %s (%v), json.Marshal %s (%v)", in, enc, err, wantEnc, werr)
 	}
 }
+
+// TestAppendResultRefusesMore: a result with anything beside plain text
+// content and isError is refused, not written without it.
+func TestAppendResultRefusesMore(t *testing.T) {
+	text := []mcp.Content{&mcp.TextContent{Text: "ok"}}
+	for name, r := range map[string]*mcp.CallToolResult{
+		"meta":       {Content: text, Meta: mcp.Meta{"k": "v"}},
+		"structured": {Content: text, StructuredContent: map[string]any{"n": 1}},
+		"state":      {Content: text, RequestState: "s"},
+		"image":      {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
+	} {
+		if enc, err := AppendResult(nil, r); err == nil {
+			t.Errorf("%s: AppendResult wrote %s, want an error", name, enc)
+		}
+	}
+	if enc, err := AppendResult(nil, &mcp.CallToolResult{Content: text}); err != nil || string(enc) != `{"content":[{"type":"text","text":"ok"}]}` {
+		t.Errorf("plain: %s, %v", enc, err)
+	}
+}

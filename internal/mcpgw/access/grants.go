@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -63,9 +62,8 @@ type Grants struct {
 	now     func() time.Time
 	log     *slog.Logger
 
-	following atomic.Bool // Run is subscribed to Channel
-	busDown   atomic.Bool // the bus did not answer the last ping
-	loads     singleflight.Group
+	trust store.Trust // Run is subscribed to Channel and the bus answers
+	loads singleflight.Group
 
 	mu    sync.Mutex
 	cache map[grantKey]grantEntry
@@ -95,8 +93,8 @@ func NewGrants(src Source, bus Bus, ttl time.Duration, log *slog.Logger) *Grants
 		log = slog.New(slog.DiscardHandler)
 	}
 	// A notice is retried for as long as another process may cache the
-	// grants it names (as key notices are).
-	notices := &store.Announcer{Bus: bus, Channel: Channel, For: max(ttl, 5*time.Minute), Log: log}
+	// grants it names (the Announcer keeps a minimum).
+	notices := &store.Announcer{Bus: bus, Channel: Channel, For: ttl, Log: log}
 	return &Grants{src: src, bus: bus, ttl: ttl, now: time.Now, log: log, notices: notices, cache: map[grantKey]grantEntry{}}
 }
 
@@ -177,7 +175,7 @@ func (g *Grants) fill(k grantKey, tools []string, epoch uint64, now time.Time) {
 }
 
 func (g *Grants) trusted() bool {
-	return g.ttl > 0 && g.following.Load() && !g.busDown.Load()
+	return g.ttl > 0 && g.trust.Trusted()
 }
 
 func unavailable(err error) error {
@@ -245,17 +243,14 @@ func (g *Grants) notify(userID, serverID string) {
 // second, the cache unused meanwhile; when the bus stops answering a ping
 // the cache is emptied and unused until it answers again.
 func (g *Grants) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	wg.Go(func() { g.watchBus(ctx) })
-	defer wg.Wait()
-	return store.Follow(ctx, g.bus, Channel, store.FollowHooks{
-		Subscribed: func() {
-			g.flush() // entries cached before we listened may have missed a change
-			g.following.Store(true)
-		},
-		Message: g.changeNotice,
+	return g.trust.Run(ctx, g.bus, Channel, store.TrustHooks{
+		// When a subscription is made, entries cached before we listened
+		// may have missed a change; on a flip of the bus, one made while
+		// it was down.
+		Flush:      g.flush,
+		BusFlipped: g.busFlipped,
+		Message:    g.changeNotice,
 		Lost: func(err error) error {
-			g.following.Store(false)
 			switch {
 			case ctx.Err() != nil:
 				g.drop() // shutting down: nothing to tell
@@ -280,18 +275,14 @@ func (g *Grants) changeNotice(msg []byte) {
 	g.evict(grantKey{user: user, server: server})
 }
 
-// watchBus sets busDown while the bus fails its pings; each flip empties
-// the cache.
-func (g *Grants) watchBus(ctx context.Context) {
-	store.WatchPing(ctx, g.bus.Ping, func(down bool, err error) {
-		g.busDown.Store(down)
-		g.flush()
-		if down {
-			g.log.Warn("MCP grant change bus unreachable: reading grants from the database until it is back", "err", err)
-		} else {
-			g.log.Info("MCP grant change bus reachable again: grants cached again")
-		}
-	})
+// busFlipped logs an outage of the bus (the cache is emptied and unused
+// until it ends) and its end.
+func (g *Grants) busFlipped(down bool, err error) {
+	if down {
+		g.log.Warn("MCP grant change bus unreachable: reading grants from the database until it is back", "err", err)
+	} else {
+		g.log.Info("MCP grant change bus reachable again: grants cached again")
+	}
 }
 
 var _ mcpgw.Grants = (*Grants)(nil)

@@ -38,7 +38,7 @@ func (s *gatedSource) GrantedTools(ctx context.Context, _, _ string) ([]string, 
 func TestGrantsEvictDuringLoad(t *testing.T) {
 	src := &gatedSource{started: make(chan struct{}, 1), release: make(chan struct{}), tools: []string{"t"}}
 	g := NewGrants(src, memkv.New(), time.Hour, nil)
-	g.following.Store(true) // as if Run were subscribed
+	Running(t, g)
 	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}
 
 	done := make(chan bool)
@@ -72,7 +72,7 @@ func TestGrantsEvictDuringLoad(t *testing.T) {
 func TestGrantsSharedLoad(t *testing.T) {
 	src := &gatedSource{started: make(chan struct{}, 8), release: make(chan struct{}), tools: []string{"t"}}
 	g := NewGrants(src, memkv.New(), time.Hour, nil)
-	g.following.Store(true)
+	Running(t, g)
 	p := &identity.Principal{Kind: identity.User, ID: "u"}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -110,7 +110,9 @@ func TestGrantsSourceError(t *testing.T) {
 	g := NewGrants(src, memkv.New(), time.Hour, nil)
 	p := &identity.Principal{Kind: identity.User, ID: "u"}
 	for _, following := range []bool{false, true} {
-		g.following.Store(following)
+		if following {
+			Running(t, g)
+		}
 		ok, err := g.Granted(context.Background(), p, "s", "t")
 		if ok || apierr.KindOf(err) != apierr.Unavailable {
 			t.Errorf("following %v: Granted = %v, %v; want false and a 503", following, ok, err)
@@ -124,7 +126,7 @@ func TestGrantsSourceError(t *testing.T) {
 func TestGrantsNoJoinAcrossEviction(t *testing.T) {
 	src := &gatedSource{started: make(chan struct{}, 2), release: make(chan struct{}), tools: []string{"t"}}
 	g := NewGrants(src, memkv.New(), time.Hour, nil)
-	g.following.Store(true)
+	Running(t, g)
 	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}
 	done := make(chan struct{}, 2)
 	ask := func() {

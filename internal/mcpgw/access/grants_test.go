@@ -32,29 +32,6 @@ func (c *countingSource) GrantedTools(ctx context.Context, user, server string) 
 	return c.Source.GrantedTools(ctx, user, server)
 }
 
-// running starts g.Run until the test ends and waits until it follows the
-// bus.
-func running(t *testing.T, g *access.Grants) *access.Grants {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for !access.Following(g) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not subscribe")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return g
-}
-
 func sqliteStore(t *testing.T) *access.SQLStore {
 	return access.NewSQLStore(storetest.OpenSQL(t, storetest.SQLBackends[0].URL(t)), nil)
 }
@@ -86,7 +63,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 func TestGrantsCached(t *testing.T) {
 	st := sqliteStore(t)
 	src := &countingSource{Source: st}
-	g := running(t, access.NewGrants(src, memkv.New(), time.Hour, nil))
+	g := access.Running(t, access.NewGrants(src, memkv.New(), time.Hour, nil))
 	r := mustCreate(t, st, newRequest(vkey.Caller(), "github", "create_issue", "list_issues"))
 	if _, err := st.Approve(t.Context(), r.ID, "admin:admin"); err != nil {
 		t.Fatal(err)
@@ -147,8 +124,8 @@ func TestGrantsAcrossProcesses(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			bus := b.open(t)
 			st := sqliteStore(t)
-			g1 := running(t, access.NewGrants(st, bus, time.Hour, nil))
-			g2 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+			g1 := access.Running(t, access.NewGrants(st, bus, time.Hour, nil))
+			g2 := access.Running(t, access.NewGrants(st, bus, time.Hour, nil))
 			var decisions []access.Status
 			svc := access.NewService(access.Config{Store: st, Grants: g1,
 				OnDecision: func(_ context.Context, r access.Request) { decisions = append(decisions, r.Status) }})
@@ -209,7 +186,7 @@ func TestGrantsBusDown(t *testing.T) {
 	src := &countingSource{Source: st}
 	bus := &flakyBus{KV: memkv.New()}
 	t.Cleanup(func() { bus.KV.Close() })
-	g := running(t, access.NewGrants(src, bus, time.Hour, nil))
+	g := access.Running(t, access.NewGrants(src, bus, time.Hour, nil))
 	granted(t, g, vkey, "github", "t")
 	granted(t, g, vkey, "github", "t")
 	if n := src.n.Load(); n != 1 {
@@ -266,8 +243,8 @@ func TestGrantsOnChange(t *testing.T) {
 	bus := memkv.New()
 	t.Cleanup(func() { bus.Close() })
 	st := sqliteStore(t)
-	g1 := running(t, access.NewGrants(st, bus, time.Hour, nil))
-	g2 := running(t, access.NewGrants(st, bus, time.Hour, nil))
+	g1 := access.Running(t, access.NewGrants(st, bus, time.Hour, nil))
+	g2 := access.Running(t, access.NewGrants(st, bus, time.Hour, nil))
 	var c1, c2 changes
 	g1.OnChange(c1.hook)
 	g2.OnChange(c2.hook)

@@ -56,7 +56,7 @@ func newAPI(t *testing.T) *api {
 	st := sqliteStore(t)
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
-	a := &api{t: t, grants: running(t, access.NewGrants(st, kv, time.Hour, nil))}
+	a := &api{t: t, grants: access.Running(t, access.NewGrants(st, kv, time.Hour, nil))}
 	svc := access.NewService(access.Config{Store: st, Grants: a.grants, Servers: servers{},
 		OnDecision: func(_ context.Context, r access.Request) {
 			a.mu.Lock()

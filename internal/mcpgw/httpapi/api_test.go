@@ -122,7 +122,7 @@ func (c *cache) Get(_ context.Context, k mcpgw.CacheKey) (*mcp.CallToolResult, e
 	defer c.mu.Unlock()
 	return c.m[c.key(k)], nil
 }
-func (c *cache) Put(_ context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult, _ time.Duration, _ float64) error {
+func (c *cache) Put(_ context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult, _ []byte, _ time.Duration, _ float64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[c.key(k)] = r

@@ -242,9 +242,6 @@ func (a *API) readCall(r *http.Request) ([]byte, *rpcRequest, error) {
 		}
 		return nil, nil, apierr.Wrap(apierr.InvalidRequest, "unreadable_body", "the request body could not be read", err)
 	}
-	if body == nil {
-		body = []byte{}
-	}
 	var req rpcRequest
 	if jsonv2.Unmarshal(body, &req) != nil {
 		return body, nil, nil

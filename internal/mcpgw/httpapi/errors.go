@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/svc-gateway/svc/internal/apierr"
+	"github.com/svc-gateway/svc/internal/jsonbody"
 )
 
 // JSON-RPC error codes svc uses beyond the protocol's own (-32602 invalid
@@ -90,11 +91,7 @@ func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any,
 		Result  any             `json:"result,omitempty"`
 		Error   *jsonrpc.Error  `json:"error,omitempty"`
 	}
-	size := len(id) + 64 // the envelope
-	if raw, isRaw := result.(json.RawMessage); isRaw {
-		size += len(raw)
-	}
-	body, ok := appendResponse(make([]byte, 0, size), id, result, rpc)
+	body, ok := appendResponse(nil, id, result, rpc)
 	var err error
 	if !ok {
 		body, err = json.Marshal(response{"2.0", orNull(id), result, rpc})
@@ -102,16 +99,15 @@ func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any,
 	if err != nil {
 		body, _ = json.Marshal(response{JSONRPC: "2.0", ID: orNull(id), Error: rpcError(apierr.Wrap(apierr.Internal, "encode_failed", "could not encode the answer", err))})
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	jsonbody.WriteRaw(w, status, body)
 }
 
 // appendResponse writes, without reflection, the common answer: a result
 // given as its JSON (json.RawMessage, compact and escaped as json.Marshal
 // writes it) to a request whose id needs no change to be written as
 // json.Marshal writes it (no space, no <, >, & or U+2028/U+2029); ok false
-// for anything else.
+// for anything else. A nil dst is allocated here, sized to the answer, once
+// the answer is known to be one it writes.
 func appendResponse(dst []byte, id json.RawMessage, result any, rpc *jsonrpc.Error) ([]byte, bool) {
 	raw, ok := result.(json.RawMessage)
 	if !ok || rpc != nil || len(raw) == 0 || len(id) == 0 {
@@ -122,6 +118,9 @@ func appendResponse(dst []byte, id json.RawMessage, result any, rpc *jsonrpc.Err
 		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
 			return nil, false
 		}
+	}
+	if dst == nil {
+		dst = make([]byte, 0, len(id)+len(raw)+40) // the envelope is 33 bytes
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)

@@ -19,15 +19,7 @@ import (
 // run runs r until the test ends and waits for its first load.
 func run(t *testing.T, r *registry.Registry) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	})
+	storetest.Background(t, r.Run)
 }
 
 // within waits up to d for cond and reports how long it took.

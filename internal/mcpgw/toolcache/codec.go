@@ -37,11 +37,14 @@ var (
 func maxDecoded(maxBytes int) int { return maxBytes + 256 }
 
 // encodeEntry returns r as a stored value, errTooLarge when its JSON is over
-// maxBytes.
-func encodeEntry(r *mcp.CallToolResult, costUSD float64, now time.Time, maxBytes int) ([]byte, error) {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("toolcache: encode result: %w", err)
+// maxBytes. raw is r's JSON as json.Marshal writes it, or nil for
+// encodeEntry to encode r.
+func encodeEntry(r *mcp.CallToolResult, raw []byte, costUSD float64, now time.Time, maxBytes int) ([]byte, error) {
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(r); err != nil {
+			return nil, fmt.Errorf("toolcache: encode result: %w", err)
+		}
 	}
 	if len(raw) > maxBytes {
 		return nil, errTooLarge

@@ -2,7 +2,9 @@
 // read-only tool calls, keyed by the caller's tenant, the server, the tool
 // and the call's canonical arguments (mcpgw.CacheKey), kept for the
 // server's TTL in svc's shared KV store so that every replica serves what
-// any replica stored. Cache implements mcpgw.Cache.
+// any replica stored. Cache implements mcpgw.Cache (whose Put takes a
+// result's JSON when the caller holds it, so it is not encoded again) and
+// mcpgw.JSONCache (a hit's JSON).
 //
 // What is stored: a successful result only. A result with isError set is
 // never stored (a tool's error is an answer about that moment, and caching

@@ -141,10 +141,12 @@ func (c *Cache) lookup(ctx context.Context, k mcpgw.CacheKey) (*mcp.CallToolResu
 }
 
 // Put stores r under k for ttl (≤ 0: Options.DefaultTTL; at most MaxTTL).
-// A nil result, one with isError set, or one whose JSON is over
-// Options.MaxBytes is not stored, and that is not an error. costUSD, what
-// the call cost, is kept with the entry.
-func (c *Cache) Put(ctx context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult, ttl time.Duration, costUSD float64) error {
+// enc is r's JSON, exactly what json.Marshal writes for it, when the caller
+// holds it (nil: Put encodes r); the entry is the same either way. A nil
+// result, one with isError set, or one whose JSON is over Options.MaxBytes
+// is not stored, and that is not an error. costUSD, what the call cost, is
+// kept with the entry.
+func (c *Cache) Put(ctx context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult, enc []byte, ttl time.Duration, costUSD float64) error {
 	if r == nil || r.IsError {
 		return nil
 	}
@@ -152,7 +154,7 @@ func (c *Cache) Put(ctx context.Context, k mcpgw.CacheKey, r *mcp.CallToolResult
 		ttl = c.o.DefaultTTL
 	}
 	ttl = min(ttl, MaxTTL)
-	b, err := encodeEntry(r, costUSD, c.o.Now(), c.o.MaxBytes)
+	b, err := encodeEntry(r, enc, costUSD, c.o.Now(), c.o.MaxBytes)
 	if errors.Is(err, errTooLarge) {
 		c.o.Log.Debug("toolcache: result not cached: over the size limit", "server", k.ServerID, "tool", k.Tool, "max_bytes", c.o.MaxBytes)
 		return nil

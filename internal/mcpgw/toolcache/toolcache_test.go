@@ -78,7 +78,7 @@ func get(t *testing.T, c *Cache, k mcpgw.CacheKey) string {
 
 func put(t *testing.T, c *Cache, k mcpgw.CacheKey, r *mcp.CallToolResult, ttl time.Duration) {
 	t.Helper()
-	if err := c.Put(context.Background(), k, r, ttl, 0.01); err != nil {
+	if err := c.Put(context.Background(), k, r, nil, ttl, 0.01); err != nil {
 		t.Fatalf("Put(%+v): %v", k, err)
 	}
 }
@@ -165,7 +165,7 @@ func TestNotStored(t *testing.T) {
 		}
 		for name, r := range cases {
 			k := key("team:a", "s1", name, `{}`)
-			if err := c.Put(context.Background(), k, r, time.Minute, 0); err != nil {
+			if err := c.Put(context.Background(), k, r, nil, time.Minute, 0); err != nil {
 				t.Errorf("%s: Put: %v, want nil (not stored is not an error)", name, err)
 			}
 			if got, err := c.Get(context.Background(), k); got != nil || err != nil {
@@ -459,7 +459,7 @@ func TestStoreDown(t *testing.T) {
 	if n := strings.Count(logs.String(), "toolcache: the KV store failed"); n != 1 {
 		t.Errorf("logged %d warnings for 3 failed Gets, want 1 (once a minute):\n%s", n, logs.String())
 	}
-	if err := c.Put(ctx, key("t", "s", "x", `{}`), textResult("x"), 0, 0); !errors.Is(err, errDown) {
+	if err := c.Put(ctx, key("t", "s", "x", `{}`), textResult("x"), nil, 0, 0); !errors.Is(err, errDown) {
 		t.Errorf("Put with the store down: %v, want the store's error", err)
 	}
 	if err := c.Flush(ctx); !errors.Is(err, errDown) {
@@ -487,4 +487,97 @@ func TestCorruptEntryIsMiss(t *testing.T) {
 			t.Errorf("stored %q: Get got %v, %v, want a miss", v, got, err)
 		}
 	}
+}
+
+// keeping wraps a store and keeps the last value of each Set.
+type keeping struct {
+	Store
+	mu   sync.Mutex
+	sets map[string][]byte
+}
+
+func (k *keeping) Set(ctx context.Context, key string, v []byte, ttl time.Duration) error {
+	k.mu.Lock()
+	k.sets[key] = bytes.Clone(v)
+	k.mu.Unlock()
+	return k.Store.Set(ctx, key, v, ttl)
+}
+
+// take returns the one value Set since the last take, nil when none.
+func (k *keeping) take(t *testing.T) []byte {
+	t.Helper()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.sets) > 1 {
+		t.Fatalf("%d Sets, want at most 1", len(k.sets))
+	}
+	for key, v := range k.sets {
+		delete(k.sets, key)
+		return v
+	}
+	return nil
+}
+
+// TestPutEncodedStoresWhatPutStores: Put given the result's JSON (as
+// json.Marshal or mcpgw.AppendResult writes it) stores, byte for byte,
+// what it stores encoding the result itself, plain or compressed; it
+// stores nothing where that stores nothing; and a hit on either gives the
+// same result and JSON.
+func TestPutEncodedStoresWhatPutStores(t *testing.T) {
+	kv := memkv.New()
+	defer kv.Close()
+	store := &keeping{Store: kv, sets: map[string][]byte{}}
+	clk := newClock() // one time for every entry: the entries carry it
+	c := New(store, Options{MaxBytes: 64 << 10, Now: clk.Now})
+	ctx := context.Background()
+	isErr := textResult("rate limited")
+	isErr.IsError = true
+	cases := map[string]*mcp.CallToolResult{
+		"small":       textResult("3 issues"),
+		"escapes":     textResult("<a href=\"x\">\u2028 é \x01</a>"),
+		"large":       textResult(strings.Repeat("row of a large, compressible answer; ", 1000)),
+		"two blocks":  {Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
+		"rich":        {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}}, StructuredContent: map[string]any{"n": 1.0}},
+		"isError":     isErr,
+		"over 64 KiB": textResult(strings.Repeat("x", 64<<10)),
+	}
+	for name, r := range cases {
+		k := key("team:a", "github", name, `{}`)
+		marshalled, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Put(ctx, k, r, nil, time.Minute, 0.02); err != nil {
+			t.Fatalf("%s: Put: %v", name, err)
+		}
+		want := store.take(t)
+		_, wantJSON, _ := c.GetJSON(ctx, k)
+		encs := map[string][]byte{"json.Marshal": marshalled}
+		if appended, err := mcpgw.AppendResult(nil, r); err == nil {
+			encs["AppendResult"] = appended
+		}
+		for from, enc := range encs {
+			if err := c.Put(ctx, k, r, enc, time.Minute, 0.02); err != nil {
+				t.Fatalf("%s: Put with the JSON of %s: %v", name, from, err)
+			}
+			if got := store.take(t); !bytes.Equal(got, want) {
+				i := firstDiff(got, want)
+				t.Errorf("%s: Put with the JSON of %s stored %d bytes, without %d; from byte %d: %.60q, without %.60q", name, from, len(got), len(want), i, got[i:], want[i:])
+			}
+			hit, gotJSON, err := c.GetJSON(ctx, k)
+			if hitJSON, _ := json.Marshal(hit); err != nil || (want != nil) != (hit != nil) || (hit != nil && !bytes.Equal(hitJSON, marshalled)) || !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("%s: hit after Put with the JSON of %s: %s, JSON %.80s (%v); want %s, JSON %.80s", name, from, hitJSON, gotJSON, err, marshalled, wantJSON)
+			}
+		}
+	}
+}
+
+// firstDiff is the offset of the first byte where a and b differ (the
+// shorter one's length when one begins the other).
+func firstDiff(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }

@@ -3,7 +3,8 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
-	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/svc-gateway/svc/internal/mcpgw"
 )
@@ -33,62 +34,46 @@ func decodeMessage(data []byte) (*rpcMessage, error) {
 
 // fastMessage is decodeMessage for a message whose members are all named
 // exactly jsonrpc, id, method, result or error (error null), once each,
-// in valid UTF-8; ok false for anything else.
+// in valid UTF-8; ok false for anything else. The id and the result are
+// copies: jsontext promises a read value only until the pooled decoder's
+// next read, and it reads a bytes.Buffer in place only as a detail of its
+// implementation.
 func fastMessage(data []byte) (m *rpcMessage, ok bool) {
-	t := mcpgw.ReadTokens(data)
-	defer mcpgw.PutTokens(t)
-	d := &t.Dec
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, false
-	}
 	m = new(rpcMessage)
-	for d.PeekKind() == '"' {
-		name, err := d.ReadValue()
-		if err != nil {
-			return nil, false
-		}
-		switch string(name) { // as sent: a name with escapes is not matched
-		case `"jsonrpc"`: // not a field of rpcMessage: any value is ignored
-			if d.SkipValue() != nil {
-				return nil, false
+	if !mcpgw.ReadWhole(data, func(d *jsontext.Decoder) bool {
+		return mcpgw.ReadObject(d, func(name []byte) bool {
+			switch string(name) { // as sent: a name with escapes is not matched
+			case `"jsonrpc"`: // not a field of rpcMessage: any value is ignored
+				return d.SkipValue() == nil
+			case `"id"`:
+				v, err := d.ReadValue()
+				m.ID = bytes.Clone(v)
+				return err == nil
+			case `"method"`:
+				if d.PeekKind() != '"' {
+					return false
+				}
+				tok, err := d.ReadToken()
+				if err != nil {
+					return false
+				}
+				m.Method = tok.String()
+				return true
+			case `"result"`:
+				v, err := d.ReadValue()
+				m.Result = bytes.Clone(v)
+				return err == nil
+			case `"error"`:
+				if d.PeekKind() != 'n' {
+					return false
+				}
+				_, err := d.ReadToken()
+				return err == nil
 			}
-		case `"id"`:
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, false
-			}
-			m.ID = bytes.Clone(v)
-		case `"method"`:
-			if d.PeekKind() != '"' {
-				return nil, false
-			}
-			tok, err := d.ReadToken()
-			if err != nil {
-				return nil, false
-			}
-			m.Method = tok.String()
-		case `"result"`:
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, false
-			}
-			m.Result = bytes.Clone(v)
-		case `"error"`:
-			if d.PeekKind() != 'n' {
-				return nil, false
-			}
-			if _, err := d.ReadToken(); err != nil {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
+			return false
+		})
+	}) {
 		return nil, false
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		return nil, false // trailing data: json.Unmarshal refuses it
 	}
 	return m, true
 }

@@ -3,6 +3,8 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,4 +131,39 @@ func BenchmarkAnswer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestJSONAnswer: a JSON answer is read to the end of its body and decoded
+// as an event's message is; an answer to another request, or anything but
+// one message, is refused.
+func TestJSONAnswer(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":"svc-1","result":{"content":[]}}` + "\n", true},
+		{`{"jsonrpc":"2.0","id":"svc-1","error":{"code":-32601,"message":"no"}}`, true},
+		{`{"jsonrpc":"2.0","id":"svc-2","result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":"svc-1","result":{}} {}`, false},
+		{`[{"jsonrpc":"2.0","id":"svc-1","result":{}}]`, false},
+		{`{"jsonrpc":"2.0","id":"svc-1"`, false},
+	} {
+		body := &endReader{r: strings.NewReader(c.body)}
+		m, err := readJSONAnswer(body, "svc-1")
+		if (err == nil) != c.ok || (c.ok && (m == nil || !body.ended)) {
+			t.Errorf("%s: %+v, %v, body read to its end %v; want ok %v, read to its end", c.body, m, err, body.ended, c.ok)
+		}
+	}
+}
+
+// endReader records that its reader reached its end.
+type endReader struct {
+	r     io.Reader
+	ended bool
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.ended = e.ended || err == io.EOF
+	return n, err
 }

@@ -134,9 +134,9 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 		}
 		return nil, false, err
 	}
-	msg, err := p.answer(ctx, serverID, c, resp, id)
-	if err == nil && stop() {
-		go release(resp.Body, cancelReq)
+	msg, whole, err := p.answer(ctx, serverID, c, resp, id)
+	if err == nil && !whole && stop() {
+		go release(resp.Body, cancelReq) // the rest of the stream
 	} else {
 		stop()
 		resp.Body.Close()
@@ -155,21 +155,23 @@ func (p *Pool) callDirect(ctx context.Context, serverID string, c *conn, params 
 }
 
 // answer reads the server's answer to request id from resp: errNotDirect
-// when the server refused the request before running anything.
-func (p *Pool) answer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (*rpcMessage, error) {
+// when the server refused the request before running anything. whole
+// reports that the body was read to its end (a JSON answer), so nothing of
+// it is left to release.
+func (p *Pool) answer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (msg *rpcMessage, whole bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
-		return nil, errNotDirect
+		return nil, false, errNotDirect
 	default:
-		return nil, fmt.Errorf("the MCP server answered HTTP %d", resp.StatusCode)
+		return nil, false, fmt.Errorf("the MCP server answered HTTP %d", resp.StatusCode)
 	}
-	msg, err := p.readAnswer(ctx, serverID, c, resp, id)
+	msg, whole, err = p.readAnswer(ctx, serverID, c, resp, id)
 	if err != nil {
 		p.cancelled(c, id)
-		return nil, err
+		return nil, false, err
 	}
-	return msg, nil
+	return msg, whole, nil
 }
 
 // Bounds of release.
@@ -181,11 +183,11 @@ const (
 // errReleased ends a request whose answer did not end within releaseWait.
 var errReleased = errors.New("upstream: the answer's stream did not end after its message")
 
-// release reads what remains of an answer body after the message svc
+// release reads what remains of an event stream after the message svc
 // waited for — the end of the server's stream, usually already on its way
-// — and closes it, so that the connection goes back to the pool: closed
-// before its end, it would be closed too, and the next call would dial a
-// new one. What it reads is discarded, as the direct path always ignored
+// — and closes it (a JSON answer is read whole: nothing remains), so that
+// the connection goes back to the pool: closed before its end, it would be
+// closed too, and the next call would dial a new one. What it reads is discarded, as the direct path always ignored
 // anything after the answer. A server that keeps the stream open is cut
 // off after releaseWait or releaseBytes. cancel ends the request.
 func release(body io.ReadCloser, cancel context.CancelCauseFunc) {
@@ -232,46 +234,34 @@ func (d *direct) post(ctx context.Context, c *conn, body []byte) (*http.Response
 	if err != nil {
 		return nil, err
 	}
-	d.headers(req, c)
+	d.headers(req)
 	req.Header["Content-Type"] = contentTypeJSON
 	req.Header["Accept"] = acceptBoth
 	return d.client.Do(req)
 }
 
-// headers sets the session's headers: its negotiated protocol version and
-// its id.
-func (d *direct) headers(req *http.Request, c *conn) {
-	if d.version == nil {
-		req.Header.Set("Mcp-Protocol-Version", c.session.InitializeResult().ProtocolVersion)
-		if sid := c.session.ID(); sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		return
-	}
+// headers sets the session's headers (opened recorded them before any
+// call): its negotiated protocol version and its id.
+func (d *direct) headers(req *http.Request) {
 	req.Header["Mcp-Protocol-Version"] = d.version
 	if d.sessionID != nil {
 		req.Header["Mcp-Session-Id"] = d.sessionID
 	}
 }
 
-// readAnswer reads the response to request id from a JSON body or an event
-// stream (sse.go). A stream the server ends before the answer is resumed as
-// the SDK's client does: GET with Last-Event-ID after the delay the server
-// asked for, when the server gave its events ids.
-func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (*rpcMessage, error) {
+// readAnswer reads the response to request id from a JSON body (whole
+// true: read to its end) or an event stream (sse.go). A stream the server
+// ends before the answer is resumed as the SDK's client does: GET with
+// Last-Event-ID after the delay the server asked for, when the server gave
+// its events ids.
+func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *http.Response, id string) (msg *rpcMessage, whole bool, err error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "application/json" {
-		var m rpcMessage
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			return nil, fmt.Errorf("decoding the server's answer: %w", err)
-		}
-		if !sameID(m.ID, id) {
-			return nil, errors.New("the server answered another request")
-		}
-		return &m, nil
+		m, err := readJSONAnswer(resp.Body, id)
+		return m, err == nil, err
 	}
 	if ct != "text/event-stream" {
-		return nil, fmt.Errorf("the MCP server answered with content type %q", ct)
+		return nil, false, fmt.Errorf("the MCP server answered with content type %q", ct)
 	}
 	st := &stream{pool: p, serverID: serverID, c: c, id: id}
 	body := resp.Body
@@ -283,7 +273,7 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 			body.Close()
 		}
 		if m != nil || err != nil {
-			return m, err
+			return m, false, err
 		}
 		if resumed > 0 && st.lastID == before {
 			barren++
@@ -291,12 +281,33 @@ func (p *Pool) readAnswer(ctx context.Context, serverID string, c *conn, resp *h
 			barren = 0
 		}
 		if st.lastID == "" || resumed == maxResumes || barren > maxBarren {
-			return nil, errStreamEnded
+			return nil, false, errStreamEnded
 		}
 		if body, err = st.resume(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
+}
+
+// readJSONAnswer reads a JSON answer to request id: the whole body (as the
+// SDK's client reads it; the round tripper's limitedBody bounds it), so
+// that the connection is free once it is read, and its one message with
+// the event stream's reader (decodeMessage). A server that sends its
+// message and keeps the body open holds the call until the call's context
+// ends, as one that never answers does.
+func readJSONAnswer(body io.Reader, id string) (*rpcMessage, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the server's answer: %w", err)
+	}
+	m, err := decodeMessage(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the server's answer: %w", err)
+	}
+	if !sameID(m.ID, id) {
+		return nil, errors.New("the server answered another request")
+	}
+	return m, nil
 }
 
 // cancelled tells the server, as the SDK's client does, that svc gave up

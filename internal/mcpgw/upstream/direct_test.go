@@ -253,11 +253,37 @@ func TestCallToolJSON(t *testing.T) {
 	}
 }
 
-// TestDirectReusesConnections: the direct path reads the rest of an
-// answer's stream after its message, so the connection is reused even
-// when the server ends the stream a moment after the answer (here 5 ms);
-// closed before its end, every call would dial anew.
+// TestDirectReusesConnections: the direct path reads an answer to the end
+// of its body, so the connection is reused even when the server ends the
+// body a moment after the answer: an event stream's rest is read after its
+// message, a JSON body whole before it is decoded. Closed before its end,
+// every call would dial anew. The calls are spaced by more than that
+// moment, so that a connection is free again for the next one (back to
+// back, the calls would need as many connections as fit in it, which
+// depends on the machine's speed).
 func TestDirectReusesConnections(t *testing.T) {
+	const end, calls = 5 * time.Millisecond, 12
+	for _, jsonAnswer := range []bool{false, true} {
+		url, conns := lateEndServer(t, jsonAnswer, end)
+		p := New(Options{Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, MaxResultBytes: 1 << 20})
+		t.Cleanup(func() { p.Close() })
+		s := &mcpgw.Server{ID: "t", BaseURL: url, AuthType: mcpgw.AuthNone, UpdatedAt: time.Now()}
+		callEcho(t, p, s, "open the session")
+		before := conns.Load()
+		for i := range calls {
+			callEcho(t, p, s, strconv.Itoa(i))
+			time.Sleep(3 * end)
+		}
+		if n := conns.Load() - before; n > calls/4 {
+			t.Errorf("JSON answers %v: %d calls opened %d connections, want about one", jsonAnswer, calls, n)
+		}
+	}
+}
+
+// lateEndServer serves an echo tool whose answers (an event stream, or
+// JSON) are sent at once and their bodies ended after end; conns counts
+// the connections it accepted.
+func lateEndServer(t *testing.T, jsonAnswer bool, end time.Duration) (string, *atomic.Int64) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text,omitempty"`
@@ -265,12 +291,13 @@ func TestDirectReusesConnections(t *testing.T) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	var conns atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonAnswer})
+	conns := new(atomic.Int64)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		if r.Method == http.MethodPost {
-			time.Sleep(5 * time.Millisecond) // the answer is flushed; the stream's end waits
+			w.(http.Flusher).Flush() // the answer goes (a JSON body chunked)
+			time.Sleep(end)          // and its body's end waits
 		}
 	}))
 	hs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -280,15 +307,5 @@ func TestDirectReusesConnections(t *testing.T) {
 	}
 	hs.Start()
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	p := New(Options{Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, MaxResultBytes: 1 << 20})
-	t.Cleanup(func() { p.Close() })
-	s := &mcpgw.Server{ID: "t", BaseURL: hs.URL, AuthType: mcpgw.AuthNone, UpdatedAt: time.Now()}
-	callEcho(t, p, s, "open the session")
-	before := conns.Load()
-	for i := range 60 {
-		callEcho(t, p, s, strconv.Itoa(i))
-	}
-	if n := conns.Load() - before; n > 20 {
-		t.Errorf("60 calls opened %d connections, want a few (one each while the last ones end their streams)", n)
-	}
+	return hs.URL, conns
 }

@@ -43,9 +43,8 @@ func (p *Pool) authorizer(ctx context.Context, s *mcpgw.Server) (*authorizer, er
 		if err != nil {
 			return nil, fmt.Errorf("reading the credential of %q: %w", s.ID, err)
 		}
-		a.token = tok
 		a.value = tok
-		if s.AuthType == mcpgw.AuthBearer {
+		if s.AuthType == mcpgw.AuthBearer && tok != "" {
 			a.value = "Bearer " + tok
 		}
 		a.secrets = []string{tok}
@@ -60,8 +59,7 @@ type authorizer struct {
 	server string
 	kind   string
 	header string
-	token  string
-	value  string // the header's value: the token, after "Bearer " for bearer
+	value  string // the header's value ("" sends none): the token, after "Bearer " for bearer
 	// secrets are the credentials known when the session opened (the
 	// token, a stdio server's environment values).
 	secrets []string
@@ -99,11 +97,11 @@ func (a *authorizer) apply(r *http.Request) error {
 	r.Header.Del("Cookie")
 	switch a.kind {
 	case mcpgw.AuthBearer:
-		if a.token != "" {
+		if a.value != "" {
 			r.Header.Set("Authorization", a.value)
 		}
 	case mcpgw.AuthHeader:
-		if a.token != "" {
+		if a.value != "" {
 			r.Header.Set(a.header, a.value)
 		}
 	case mcpgw.AuthOAuth:

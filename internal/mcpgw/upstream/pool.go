@@ -171,18 +171,17 @@ func (p *Pool) CallToolJSON(ctx context.Context, s *mcpgw.Server, params *mcp.Ca
 	}
 	// Every part of the result (text, embedded resources, structured
 	// content) is cleaned of the credentials the session sent.
-	sc := c.auth.scrubber()
+	var enc []byte // a plain result's JSON, encoded once for the check and the caller
 	if plain {
-		if enc, err := mcpgw.AppendResult(nil, r); err == nil {
-			// mcpgw.Scrub's test on the same JSON: nothing to clean, the
-			// result is kept as it is.
-			if sc == nil || sc.Exact(string(enc)) == string(enc) {
-				return r, enc, nil
-			}
+		if e, err := mcpgw.AppendResult(nil, r); err == nil {
+			enc = e
 		}
 	}
-	r, err = mcpgw.Scrub(sc, r, nil)
-	return r, nil, err
+	r, same, err := mcpgw.ScrubEncoded(c.auth.scrubber(), r, enc)
+	if err != nil || !same {
+		return r, nil, err
+	}
+	return r, enc, nil
 }
 
 // Session returns the server's session, for the calls the gateway relays

@@ -24,7 +24,7 @@ func (c oneCredential) Credential(context.Context, string) (string, map[string]s
 
 // echoServer is an MCP server that repeats the Authorization header it got
 // in a tool's text, its structured content and a tool error — as a careless
-// or hostile server might.
+// or hostile server might — and has a tool (hello) whose text is clean.
 func echoServer(t *testing.T) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	type in struct{}
@@ -38,6 +38,9 @@ func echoServer(t *testing.T) string {
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "fail"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
 		return nil, nil, errors.New("refused credential " + req.Extra.Header.Get("Authorization"))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "hello"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	hs := httptest.NewServer(h)
@@ -81,5 +84,9 @@ func TestResultsCleanedOfTheCredential(t *testing.T) {
 	r, enc, err := p.CallToolJSON(ctx, s, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{}})
 	if err != nil || enc != nil || !r.IsError || strings.Contains(r.Content[0].(*mcp.TextContent).Text, echoedToken) {
 		t.Errorf("CallToolJSON of a tool error holding the credential: %+v, JSON %s, %v; want it cleaned, no JSON", r, enc, err)
+	}
+	// A text result without it keeps its encoding.
+	if r, enc, err = p.CallToolJSON(ctx, s, &mcp.CallToolParams{Name: "hello", Arguments: map[string]any{}}); err != nil || string(enc) != `{"content":[{"type":"text","text":"hello"}]}` {
+		t.Errorf("CallToolJSON of a clean text result: %+v, JSON %s, %v; want its JSON", r, enc, err)
 	}
 }

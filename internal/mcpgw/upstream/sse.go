@@ -143,7 +143,7 @@ func (st *stream) resume(ctx context.Context) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.headers(req, st.c)
+	d.headers(req)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", st.lastID)
 	resp, err := d.client.Do(req)
