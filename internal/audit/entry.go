@@ -289,7 +289,9 @@ func decodeColumns(js []byte) (columns, error) {
 // (not encoded again). Only the columns are decoded: by a walk of the
 // entry for the entries this version writes (columnsFast), else with the
 // encoding/json/v2 prototype (about a third of the time of decoding the
-// whole entry with encoding/json, and one allocation instead of 26).
+// whole entry with encoding/json, and one allocation instead of 26). The
+// record keeps js (its Entry, and the columns' text), so js must not change
+// while the record lives.
 func RecordFromJSON(js []byte) (Record, error) {
 	c, err := decodeColumns(js)
 	if err != nil {

@@ -22,7 +22,23 @@ func (e *Entry) MarshalJSON() ([]byte, error) {
 // is NaN or infinite, which encoding/json refuses (losing the entry), is
 // written null.
 func (e *Entry) AppendJSON(dst []byte) []byte {
-	b := append(dst, `{"request_id":`...)
+	b := e.appendRequest(dst)
+	b = e.appendContext(b)
+	b = e.Metacache.appendJSON(b)
+	b = e.Compliance.appendJSON(b)
+	b = e.Metrics.appendJSON(b)
+	b = e.appendOutcome(b)
+	if e.Tool != nil || e.User != nil { // most entries have neither: no call
+		b = e.appendObjects(b)
+	}
+	return append(b, '}')
+}
+
+// appendRequest opens the entry's object and appends its first fields:
+// the request's id and time, the provider and model that served it, its
+// token count and cost, and its timings.
+func (e *Entry) appendRequest(b []byte) []byte {
+	b = append(b, `{"request_id":`...)
 	b = llm.AppendJSONString(b, e.RequestID)
 	b = append(b, `,"timestamp":`...)
 	b = llm.AppendJSONString(b, e.Timestamp)
@@ -39,7 +55,13 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = append(b, `,"latency_ms":`...)
 	b = strconv.AppendInt(b, e.LatencyMS, 10)
 	b = append(b, `,"processing_time_ms":`...)
-	b = strconv.AppendInt(b, e.ProcessingTimeMS, 10)
+	return strconv.AppendInt(b, e.ProcessingTimeMS, 10)
+}
+
+// appendContext appends the fields from content_type to
+// compliance_violations: who asked, in which conversation, how the request
+// was routed and the compliance verdict's summary.
+func (e *Entry) appendContext(b []byte) []byte {
 	b = append(b, `,"content_type":`...)
 	b = llm.AppendJSONString(b, e.ContentType)
 	b = append(b, `,"user_id":`...)
@@ -55,23 +77,31 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = append(b, `,"compliance_status":`...)
 	b = llm.AppendJSONString(b, e.ComplianceStatus)
 	b = append(b, `,"compliance_violations":`...)
-	b = appendStrings(b, e.ComplianceViolations)
+	return appendStrings(b, e.ComplianceViolations)
+}
 
+// appendJSON appends the entry's "metacache" member, the object included
+// (a nil query as null).
+func (m *Metacache) appendJSON(b []byte) []byte {
 	b = append(b, `,"metacache":{"hit":`...)
-	b = strconv.AppendBool(b, e.Metacache.Hit)
+	b = strconv.AppendBool(b, m.Hit)
 	b = append(b, `,"query":`...)
-	if e.Metacache.Query == nil {
+	if m.Query == nil {
 		b = append(b, "null"...)
 	} else {
-		b = llm.AppendJSONString(b, *e.Metacache.Query)
+		b = llm.AppendJSONString(b, *m.Query)
 	}
 	b = append(b, `,"tokens_saved":`...)
-	b = strconv.AppendInt(b, e.Metacache.TokensSaved, 10)
+	b = strconv.AppendInt(b, m.TokensSaved, 10)
 	b = append(b, `,"cost_saved":`...)
-	b = appendFloat(b, e.Metacache.CostSaved)
+	b = appendFloat(b, m.CostSaved)
+	return append(b, '}')
+}
 
-	c := &e.Compliance
-	b = append(b, `},"compliance":{"data_classification":`...)
+// appendJSON appends the entry's "compliance" member, the object included
+// (a nil score as null, nil lists as null).
+func (c *ComplianceBlock) appendJSON(b []byte) []byte {
+	b = append(b, `,"compliance":{"data_classification":`...)
 	b = llm.AppendJSONString(b, c.DataClassification)
 	b = append(b, `,"compliance_score":`...)
 	if c.ComplianceScore == nil {
@@ -85,9 +115,13 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = appendStrings(b, c.Violations)
 	b = append(b, `,"regulatory_frameworks":`...)
 	b = appendStrings(b, c.RegulatoryFrameworks)
+	return append(b, '}')
+}
 
-	m := &e.Metrics
-	b = append(b, `},"metrics":{"prompt_tokens":`...)
+// appendJSON appends the entry's "metrics" member, the object and its
+// nested "custom_metrics" included.
+func (m *EntryMetrics) appendJSON(b []byte) []byte {
+	b = append(b, `,"metrics":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, m.PromptTokens, 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, m.CompletionTokens, 10)
@@ -99,8 +133,14 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 	b = strconv.AppendBool(b, m.Success)
 	b = append(b, `,"custom_metrics":{"api_key":`...)
 	b = llm.AppendJSONString(b, m.CustomMetrics.APIKey)
+	return append(b, `}}`...)
+}
 
-	b = append(b, `}},"status":`...)
+// appendOutcome appends the response's status, endpoint and stream flag,
+// then the omitempty fields key_id, usage_estimated, error_type and error
+// when they are set.
+func (e *Entry) appendOutcome(b []byte) []byte {
+	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(e.Status), 10)
 	b = append(b, `,"endpoint":`...)
 	b = llm.AppendJSONString(b, e.Endpoint)
@@ -121,6 +161,14 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 		b = append(b, `,"error":`...)
 		b = llm.AppendJSONString(b, e.Error)
 	}
+	return b
+}
+
+// appendObjects appends the omitempty members tool_call and user when
+// they are set, each encoded by encoding/json (the rare entries that have
+// them pay its allocations; one it cannot encode is left out). AppendJSON
+// calls it only when one of them is set.
+func (e *Entry) appendObjects(b []byte) []byte {
 	if e.Tool != nil {
 		// Tool calls' entries only: encoding/json writes the part.
 		if js, err := json.Marshal(e.Tool); err == nil {
@@ -135,7 +183,7 @@ func (e *Entry) AppendJSON(dst []byte) []byte {
 			b = append(b, js...)
 		}
 	}
-	return append(b, '}')
+	return b
 }
 
 // appendStrings appends ss as a JSON array, or null when ss is nil.

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 )
@@ -349,9 +350,13 @@ func asciiRecord(r Record) Record {
 }
 
 // appendLogArgs appends r's column values in logColumns order.
+// The entry is bound as text over r.Entry's bytes, not a copy of them:
+// the drivers copy what they bind during the statement, and the record's
+// bytes do not change while it is written.
 func appendLogArgs(args []any, r *Record) []any {
+	entry := unsafe.String(unsafe.SliceData(r.Entry), len(r.Entry))
 	return append(args, r.RequestID, sqlstore.Micros(r.Timestamp), r.KeyID, r.Provider, r.Model,
-		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, string(r.Entry), r.UserID, r.ConversationID)
+		r.Status, r.Success, r.Tokens, r.Cost, r.LatencyMS, entry, r.UserID, r.ConversationID)
 }
 
 // insertLogsQuery is the INSERT of rows records, answering (with
@@ -361,9 +366,27 @@ func appendLogArgs(args []any, r *Record) []any {
 // again (same bytes, same timestamp) atomically even between bridges; a
 // request id already stored under another timestamp is skipped by the NOT
 // EXISTS probe of the request_id index.
+//
+// On SQLite the INSERT without RETURNING (insertLogTx's first try) is
+// INSERT OR IGNORE, so that SQLite keeps no statement journal for it. A
+// multi-row INSERT that a constraint may abort midway (NOT NULL's default
+// ABORT) copies, into a statement journal, every page it changes that
+// existed before it, spilled past 64 KiB to a temporary file: two write
+// calls a page, 236 per 1,000 entries on a fresh database and about
+// 5,900 on one of 200,000 entries from many users, where a batch changes
+// a thousand index pages (BenchmarkDrainPages in internal/bridge). OR
+// IGNORE makes NOT NULL skip the row instead. It changes nothing stored:
+// no value appendLogArgs binds is NULL; a row skipped all the same leaves
+// the batch's count short, and the batch is rolled back and written again
+// with RETURNING, without OR IGNORE, which refuses the row as before; and
+// any error (a STRICT type check still aborts) rolls the transaction back.
 func (s *SQLStore) insertLogsQuery(rows int, returning bool) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO audit_logs (` + logColumns + `) `)
+	b.WriteString(`INSERT `)
+	if s.db.Dialect() == sqlstore.DialectSQLite && !returning {
+		b.WriteString(`OR IGNORE `)
+	}
+	b.WriteString(`INTO audit_logs (` + logColumns + `) `)
 	if s.db.Dialect() == sqlstore.DialectPostgres {
 		b.WriteString(`SELECT * FROM (VALUES `)
 		b.WriteString(sqlstore.Placeholders(rows, logPlaceholders))

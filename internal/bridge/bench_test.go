@@ -2,21 +2,16 @@ package bridge_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/svc-gateway/svc/internal/analytics"
 	"github.com/svc-gateway/svc/internal/audit"
 	"github.com/svc-gateway/svc/internal/bridge"
-	"github.com/svc-gateway/svc/internal/identity"
-	"github.com/svc-gateway/svc/internal/llm"
 	"github.com/svc-gateway/svc/internal/metrics"
-	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/spool"
 	"github.com/svc-gateway/svc/internal/store"
 	"github.com/svc-gateway/svc/internal/store/rediskv"
@@ -28,12 +23,13 @@ import (
 // shaped like svcbench's read from a spool on disk, decoded, written into
 // SQLite with the analytics rollups in batches of 512 and acknowledged;
 // per entry.
-func BenchmarkDrainSQLite(b *testing.B) {
+func BenchmarkDrainSQLite(b *testing.B) { drainSQLite(b, pagesVariant{}) }
+
+// drainSQLite is benchDrain from a spool on disk into a fresh SQLite
+// database opened with v's parameters and setup.
+func drainSQLite(b *testing.B, v pagesVariant) {
 	dir := b.TempDir()
-	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(dir, "svc.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openPagesDB(b, filepath.Join(dir, "svc.db"), v)
 	defer db.Close()
 	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.Options{Key: audit.HotLogKey, MaxBytes: 4 << 30, SegmentBytes: 64 << 20})
 	if err != nil {
@@ -73,20 +69,7 @@ func benchDrain(b *testing.B, hot store.Streams, db *sqlstore.DB) {
 	start := time.Now().UTC().Add(-time.Hour)
 	vals := make([][]byte, 0, 512)
 	for i := range b.N {
-		x := &pipeline.Exchange{
-			ID: "0193a1b2-c3d4-7e5f-8a9b-" + strconv.Itoa(100000000000+i), Start: start.Add(time.Duration(i) * time.Microsecond),
-			End: start.Add(time.Duration(i)*time.Microsecond + 42*time.Millisecond), Endpoint: pipeline.Chat, Model: "gpt-4o-mini",
-			Provider: "openai", UpstreamModel: "gpt-4o-mini", ResponseModel: "gpt-4o-mini-2024-07-18",
-			RoutingStrategy: "direct", RoutingReason: "provider:openai", Status: 200,
-			Usage:     llm.Usage{PromptTokens: 25, CompletionTokens: 12, TotalTokens: 37},
-			Cost:      0.0000109,
-			Principal: &identity.Principal{Kind: identity.VirtualKey, ID: "vk_01HZX3", MaskedKey: "sk-svc-ab12…"},
-			Chat:      &llm.ChatRequest{User: "user-42", Messages: []llm.Message{{Role: "user"}}},
-		}
-		js, err := json.Marshal(audit.FromExchange(x, 40*time.Millisecond))
-		if err != nil {
-			b.Fatal(err)
-		}
+		js := pagesEntry(b, i, start, false)
 		if vals = append(vals, js); len(vals) == cap(vals) || i == b.N-1 {
 			if err := hot.StreamAppend(context.Background(), audit.HotLogKey, vals...); err != nil {
 				b.Fatal(err)
