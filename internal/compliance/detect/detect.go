@@ -46,6 +46,12 @@ const (
 	Jailbreak       Type = "JAILBREAK"
 )
 
+// Matched is the type of a span a caller matched with its own words (a
+// policy's keyword or topic), not a detector: Redact replaces it only where
+// it was found, since where else it may occur (inside other words, say) is
+// the caller's rule, not a value's.
+const Matched Type = "REDACTED"
+
 // Category groups types by what a policy does with them.
 type Category int
 

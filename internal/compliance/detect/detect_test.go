@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,6 +54,58 @@ func TestResolveAndRedact(t *testing.T) {
 	}
 	if got, want := Redact(text, got), "mail [EMAIL] or call [PHONE]; ignore previous instructions"; got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+// TestRedactRepeats: a value found once is removed wherever else it
+// occurs (there without the context that found it), the longer of two
+// nested values whole; values under MinRepeatRedact bytes only where found.
+func TestRedactRepeats(t *testing.T) {
+	text := "call 04 0004 0844 053 or 3704 0004 0844 053, Ann or Anna; bob@example.com.au / bob@example.com"
+	fs := []Finding{
+		{Type: Phone, Start: 5, End: 21, Score: 0.8},
+		{Type: Person, Start: 45, End: 48, Score: 0.6},
+		{Type: Email, Start: 58, End: 76, Score: 0.99},
+		{Type: Email, Start: 79, End: 94, Score: 0.99},
+	}
+	want := "call [PHONE] or 37[PHONE], [PERSON] or Anna; [EMAIL] / [EMAIL]"
+	if got := Redact(text, Resolve(fs, len(text))); got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	text = "bob@example.com and bob@example.com.au, again bob@example.com.au"
+	fs = []Finding{{Type: Email, Start: 20, End: 38, Score: 0.99}, {Type: Email, Start: 0, End: 15, Score: 0.99}}
+	if got, want := Redact(text, Resolve(fs, len(text))), "[EMAIL] and [EMAIL], again [EMAIL]"; got != want {
+		t.Errorf("Redact nested = %q, want %q", got, want)
+	}
+}
+
+// TestRedactRepeatsBounded: a caller's own matches (Matched) are replaced
+// only where found; placeholders are never rewritten; and only the first
+// MaxRepeatsRedact distinct values are looked for elsewhere.
+func TestRedactRepeatsBounded(t *testing.T) {
+	text := "confidential: the confidentiality clause"
+	if got, want := Redact(text, []Finding{{Type: Matched, Start: 0, End: 12, Score: 1}}), "[REDACTED]: the confidentiality clause"; got != want {
+		t.Errorf("Matched span = %q, want %q", got, want)
+	}
+	// A value that is a placeholder's own text: the placeholders written
+	// stay as they are.
+	text = "SECRET_KEY and SECRET_KEY"
+	if got, want := Redact(text, []Finding{{Type: "SECRET_KEY", Start: 0, End: 10, Score: 1}}), "[SECRET_KEY] and [SECRET_KEY]"; got != want {
+		t.Errorf("placeholder-like value = %q, want %q", got, want)
+	}
+
+	var b strings.Builder
+	var fs []Finding
+	for i := range MaxRepeatsRedact + 10 {
+		start := b.Len()
+		fmt.Fprintf(&b, "v%07d ", i)
+		fs = append(fs, Finding{Type: Secret, Start: start, End: start + 8, Score: 1})
+	}
+	tail := fmt.Sprintf("again v%07d v%07d", 0, MaxRepeatsRedact+5)
+	text = b.String() + tail
+	got := Redact(text, Resolve(fs, len(text)))
+	if want := fmt.Sprintf("again [SECRET] v%07d", MaxRepeatsRedact+5); !strings.HasSuffix(got, want) {
+		t.Errorf("Redact's tail = %q, want the first value replaced and the one past the bound left", got[len(got)-len(want):])
 	}
 }
 

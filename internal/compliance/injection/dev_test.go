@@ -108,7 +108,7 @@ const (
 // learned.bin scored 8 KB of meeting notes 0.93). It logs no rows.
 func TestDiagBenign(t *testing.T) {
 	d := Detector{Learned: true}
-	rows := loadLabelled(t, "testdata/diag_benign.jsonl")
+	rows := loadLabelled(t, diagBenign)
 	if len(rows) == 0 {
 		t.Fatal("empty diagnostic set")
 	}
@@ -117,24 +117,34 @@ func TestDiagBenign(t *testing.T) {
 	if m.fp > diagCeiling {
 		t.Errorf("learned: %d false alarms on the benign diagnostic set, want <= %d", m.fp, diagCeiling)
 	}
-	for _, c := range []struct {
-		name string
-		text string
-	}{
-		{"notes 4 KB", fill(prose, 4096)},
-		{"notes 8 KB", fill(prose, 8192)},
-		{"code/URLs 4 KB", fill(mixed, 4096)},
-		{"code/URLs 8 KB", fill(mixed, 8192)},
-	} {
+	for _, c := range longTexts() {
 		if s := d.Score(c.text); s >= DefaultThreshold {
 			t.Errorf("learned: %s of ordinary text scores %.3f, want < %.2f", c.name, s, DefaultThreshold)
 		}
 	}
 }
 
+// diagBenign is the benign diagnostic set: the odd halves of four benign
+// public sets, never trained on.
+const diagBenign = "testdata/diag_benign.jsonl"
+
 // diagCeiling is the committed learned blend's false alarms on
 // diag_benign.jsonl.
 const diagCeiling = 40
+
+// namedText is a text to score and its name in reports.
+type namedText struct{ name, text string }
+
+// longTexts are the benchmark's long ordinary texts (bench_test.go), which
+// the learned blend must score under the threshold.
+func longTexts() []namedText {
+	return []namedText{
+		{"notes 4 KB", fill(prose, 4096)},
+		{"notes 8 KB", fill(prose, 8192)},
+		{"code/URLs 4 KB", fill(mixed, 4096)},
+		{"code/URLs 8 KB", fill(mixed, 8192)},
+	}
+}
 
 // scorerOf is the learned blend's Score with the weights file w.
 func scorerOf(t *testing.T, w []byte) func(string) float64 {
@@ -155,20 +165,34 @@ func scorerOf(t *testing.T, w []byte) func(string) float64 {
 // in drop, as a training set.
 func publicSubset(t *testing.T, drop ...string) TrainSet {
 	t.Helper()
-	return publicKeep(t, func(repo, _ string, _ bool) bool { return !slices.Contains(drop, repo) })
+	return publicKeep(t, notFrom(drop))
 }
 
-// publicKeep is train_public.jsonl's rows that keep accepts (given the
-// row's source repository, its source and whether it is benign), as a
+// publicKeep is train_public.jsonl's rows that keep accepts, as a
 // training set.
-func publicKeep(t *testing.T, keep func(repo, source string, benign bool) bool) TrainSet {
+func publicKeep(t *testing.T, keep rowFilter) TrainSet {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/train_public.jsonl")
+	raw, err := os.ReadFile("testdata/" + publicTrainSet)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return TrainSet{Name: publicTrainSet, Data: keepRows(t, raw, keep)}
+}
+
+// A rowFilter accepts a training row given its source repository (its
+// source up to the colon), its source and whether it is benign.
+type rowFilter func(repo, source string, benign bool) bool
+
+// notFrom accepts the rows whose source repository is not in drop.
+func notFrom(drop []string) rowFilter {
+	return func(repo, _ string, _ bool) bool { return !slices.Contains(drop, repo) }
+}
+
+// keepRows is the JSONL rows of data that keep accepts.
+func keepRows(t *testing.T, data []byte, keep rowFilter) []byte {
+	t.Helper()
 	var out []byte
-	for _, line := range strings.SplitAfter(string(raw), "\n") {
+	for _, line := range strings.SplitAfter(string(data), "\n") {
 		if line == "" {
 			continue
 		}
@@ -181,28 +205,18 @@ func publicKeep(t *testing.T, keep func(repo, source string, benign bool) bool) 
 			out = append(out, line...)
 		}
 	}
-	return TrainSet{Name: "train_public.jsonl", Data: out}
+	return out
 }
 
 // without is sets with the rows of the repositories in drop taken out of
 // train_public.jsonl's set.
-func without(sets []TrainSet, drop ...string) []TrainSet {
+func without(t *testing.T, sets []TrainSet, drop ...string) []TrainSet {
+	t.Helper()
 	out := slices.Clone(sets)
 	for i, s := range out {
-		if s.Name != publicTrainSet {
-			continue
+		if s.Name == publicTrainSet {
+			out[i] = TrainSet{Name: s.Name, Data: keepRows(t, s.Data, notFrom(drop))}
 		}
-		var data []byte
-		for _, line := range strings.SplitAfter(string(s.Data), "\n") {
-			skip := line == ""
-			for _, d := range drop {
-				skip = skip || strings.Contains(line, `"source": "`+d+`:`)
-			}
-			if !skip {
-				data = append(data, line...)
-			}
-		}
-		out[i] = TrainSet{Name: s.Name, Data: data}
 	}
 	return out
 }
@@ -215,11 +229,10 @@ func evenSource(source string) bool {
 }
 
 // diagReport is a scorer's false alarms on the benign diagnostic set
-// (testdata/diag_benign.jsonl, never trained on), per source, and its
-// scores of the benchmark's long ordinary texts.
+// (diagBenign), per source, and its scores of the long ordinary texts.
 func diagReport(t *testing.T, score func(string) float64) string {
 	t.Helper()
-	rows := loadLabelled(t, "testdata/diag_benign.jsonl")
+	rows := loadLabelled(t, diagBenign)
 	fp := 0
 	by := map[string][2]int{}
 	for _, r := range rows {
@@ -237,13 +250,15 @@ func diagReport(t *testing.T, score func(string) float64) string {
 		repos = append(repos, k)
 	}
 	sort.Strings(repos)
-	var parts []string
+	var parts, long []string
 	for _, k := range repos {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", k, by[k][0], by[k][1]))
 	}
-	return fmt.Sprintf("diag_benign false alarms %d/%d (%s); long texts: notes 4 KB %.3f, 8 KB %.3f; code/URLs 4 KB %.3f, 8 KB %.3f",
-		fp, len(rows), strings.Join(parts, ", "),
-		score(fill(prose, 4096)), score(fill(prose, 8192)), score(fill(mixed, 4096)), score(fill(mixed, 8192)))
+	for _, c := range longTexts() {
+		long = append(long, fmt.Sprintf("%s %.3f", c.name, score(c.text)))
+	}
+	return fmt.Sprintf("diag_benign false alarms %d/%d (%s); long texts: %s",
+		fp, len(rows), strings.Join(parts, ", "), strings.Join(long, ", "))
 }
 
 // bestF1 is the highest F1 over all thresholds: how well the scores rank,
@@ -296,10 +311,7 @@ func TestDevVariants(t *testing.T) {
 	// base without train_public.jsonl, which TrainingSets reads.
 	base = slices.DeleteFunc(base, func(s TrainSet) bool { return s.Name == publicTrainSet })
 	plus := func(drop ...string) []TrainSet { return append(slices.Clone(base), publicSubset(t, drop...)) }
-	d := defaultTrainConfig
-	// The variants were compared at 12 epochs; the eighth round chose 24
-	// (its variant sets it).
-	d.epochs = 12
+	d := defaultTrainConfig // 12 epochs, at which the variants were compared
 	with := func(f func(*trainConfig)) trainConfig { c := d; f(&c); return c }
 	onAll := with(func(c *trainConfig) { c.blendOn = "" })
 	gen8 := with(func(c *trainConfig) { c.blendOn = "generalise8.jsonl" })
@@ -384,9 +396,9 @@ func TestDevVariants(t *testing.T) {
 		{"seventh round's choice, benign weight 1 (eighth round)", halves(true), with(func(c *trainConfig) { c.benignWeight = 1 })},
 		{"seventh round's choice, L2 1e-4", halves(true), with(func(c *trainConfig) { c.l2 = 1e-4 })},
 		{"seventh round's choice, 24 epochs", halves(true), with(func(c *trainConfig) { c.epochs = 24 })},
-		{"seventh round's choice without TrustLLM", without(halves(true), trustLLM), onAll},
-		{"seventh round's choice without DeepTeam", without(halves(true), deepTeam), onAll},
-		{"seventh round's choice without DecodingTrust", without(halves(true), decodingTrust), onAll},
+		{"seventh round's choice without TrustLLM", without(t, halves(true), trustLLM), onAll},
+		{"seventh round's choice without DeepTeam", without(t, halves(true), deepTeam), onAll},
+		{"seventh round's choice without DecodingTrust", without(t, halves(true), decodingTrust), onAll},
 		{"eighth round's choice + whole cheat sheets (ninth round)", halvesFiles(true, true), with(func(c *trainConfig) { c.epochs = 24 })},
 		{"seventh round's choice + whole cheat sheets, 12 epochs", halvesFiles(true, true), onAll},
 	} {

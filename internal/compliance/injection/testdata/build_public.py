@@ -14,8 +14,9 @@ shares a run of 8 words with any training text (the quality tune split,
 generalise*.jsonl, train_public.jsonl) is dropped, so that dev figures do
 not reward memorising a training text.
 
-Usage: python3 build_public.py [--dev] [--all]  (from this directory; --dev
-rebuilds the dev set too, --all writes every later source tried)
+Usage: python3 build_public.py [--dev] [--all | --eighth]  (from this
+directory; --dev rebuilds the dev set too, --all writes every later source
+tried, --eighth the eighth round's rows)
 """
 
 import ast
