@@ -104,6 +104,15 @@ func (s *Scrubber) Exact(v string) string {
 	return re.ReplaceAllLiteralString(v, redacted)
 }
 
+// Match reports whether b holds a form of a secret (whenever Exact would
+// change the text of b, and also where the form found is the placeholder
+// itself, which errs on the safe side). It reads b where it lies, without
+// a copy.
+func (s *Scrubber) Match(b []byte) bool {
+	re := s.match()
+	return re != nil && re.Match(b)
+}
+
 // ScrubString is NewScrubber(secrets...).String(v): for text that is not an
 // error (a relayed stream's error event).
 func ScrubString(v string, secrets ...string) string { return NewScrubber(secrets...).String(v) }

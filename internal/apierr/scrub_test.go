@@ -154,3 +154,31 @@ func TestExact(t *testing.T) {
 		t.Error("Exact changed text without a secret, or with no secrets to look for")
 	}
 }
+
+// TestMatch: Match finds a secret where Exact would clean it — in every
+// form of the secret and any case — and nothing else.
+func TestMatch(t *testing.T) {
+	const key = "tok-3f9a8b7c6d5e4f30"
+	s := NewScrubber(key, "short")
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"echo: Bearer " + key, true},
+		{strings.ToUpper(key), true},
+		{"x" + base64.RawURLEncoding.EncodeToString([]byte(key)) + "x", true},
+		{url.QueryEscape(key + " and more"), true},
+		{"nothing here", false},
+		{"sk-proj-abcdefghijklmnopqrstuvwxyz012345", false}, // a shape, not the secret
+		{"short", false},                                    // under MinSecret
+		{"", false},
+	} {
+		got := s.Match([]byte(c.in))
+		if cleaned := s.Exact(c.in) != c.in; got != c.want || got != cleaned {
+			t.Errorf("Match(%q) = %v, want %v (Exact changes it: %v)", c.in, got, c.want, cleaned)
+		}
+	}
+	if (&Scrubber{}).Match([]byte(key)) {
+		t.Error("the zero Scrubber matched a secret it was not given")
+	}
+}
