@@ -382,44 +382,83 @@ func Load(built []string) (*Config, error) {
 func FromSource(src Source, built []string) (*Config, error) { return fromSource(src, built, nil) }
 
 // fromSource is FromSource that also refuses every name of strict that no
-// setting read (the SVC_CONFIG file's names).
+// setting read (the SVC_CONFIG file's names). It reads the settings group by
+// group, in a fixed order: providers last, since a name read before is not a
+// provider's.
 func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	p := parser{src: src, read: map[string]bool{}}
-	c := &Config{
-		Built:              built,
-		Host:               p.str("SVC_HOST", ""),
-		Ports:              map[string]int{},
-		DataDir:            p.str("SVC_DATA_DIR", "./data"),
-		AdminAPIKey:        p.str("ADMIN_API_KEY", ""),
-		MasterKey:          p.str("SVC_MASTER_KEY", ""),
-		AuditChainKey:      p.str("SVC_AUDIT_CHAIN_KEY", ""),
-		DatabaseURL:        p.str("DATABASE_URL", ""),
-		RedisURL:           p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", "")),
-		RedisPrefix:        p.str("SVC_REDIS_PREFIX", "svc:"),
-		LogHotTTL:          p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute),
-		LogHotMaxEntries:   p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000),
-		AuditFlushInterval: p.duration("SVC_AUDIT_FLUSH_INTERVAL", 100*time.Millisecond, time.Millisecond),
-		AuditEnabled:       p.boolean("SVC_AUDIT_ENABLED", true),
-		LogRetention:       time.Duration(p.intRange("SVC_LOG_RETENTION_DAYS", 400, 0, 36500)) * 24 * time.Hour,
-		LogSpillMaxBytes:   int64(p.intRange("SVC_LOG_SPILL_MAX_BYTES", 512<<20, 1<<20, 1<<40)),
-		BridgeBatch:        p.intRange("SVC_BRIDGE_BATCH", 512, 1, 5000),
-		BridgeConsumer:     p.str("SVC_BRIDGE_CONSUMER", ""),
-		BridgeClaimIdle:    p.duration("SVC_BRIDGE_CLAIM_IDLE", 30*time.Second, 100*time.Millisecond),
-		BridgeBacklogAlert: p.intRange("SVC_BRIDGE_BACKLOG_ALERT", 10000, 1, 1<<30),
-		MaxBodyBytes:       int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32)),
-		UpstreamTimeout:    p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond),
-		UpstreamTransport:  p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp"),
-		ShutdownTimeout:    p.duration("SVC_SHUTDOWN_TIMEOUT", 30*time.Second, 0),
-		BodyReadTimeout:    p.duration("SVC_BODY_READ_TIMEOUT", 60*time.Second, time.Second),
-		DefaultProvider:    strings.ToLower(p.str("SVC_DEFAULT_PROVIDER", "openai")),
-		PricesFile:         p.str("SVC_PRICES_FILE", ""),
-		LogLevel:           p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
-		KeyCacheTTL:        p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0),
-		PprofAddr:          p.str("SVC_PPROF_ADDR", ""),
-		HourlyRequests:     p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30),
-		ResponsesRetention: p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute),
-		TraceContent:       p.boolean("SVC_TRACE_CONTENT", false),
+	c := &Config{Built: built, Ports: map[string]int{}}
+	p.readStores(c)
+	p.readLogs(c)
+	p.readProxy(c)
+	p.readCompliance(c)
+	c.HeartbeatInterval = p.heartbeat()
+	c.MCP = p.mcp()
+	c.TrustedProxies = p.prefixes("SVC_TRUSTED_PROXIES")
+	c.SSO = p.sso()
+	c.Cache = p.cache()
+	c.Alerts = p.alerts()
+	p.readComponents(c)
+	c.AWS = p.aws()
+	// Last of the settings: a name read above is not a provider's.
+	c.Providers = p.providers()
+	c.validate(&p)
+	p.refuseUnknown(strict)
+	if err := p.err(); err != nil {
+		return nil, err
 	}
+	return c, nil
+}
+
+// readStores reads the listen host, the data directory, the keys and the
+// stores' URLs.
+func (p *parser) readStores(c *Config) {
+	c.Host = p.str("SVC_HOST", "")
+	c.DataDir = p.str("SVC_DATA_DIR", "./data")
+	c.AdminAPIKey = p.str("ADMIN_API_KEY", "")
+	c.MasterKey = p.str("SVC_MASTER_KEY", "")
+	c.AuditChainKey = p.str("SVC_AUDIT_CHAIN_KEY", "")
+	c.DatabaseURL = p.str("DATABASE_URL", "")
+	c.RedisURL = p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", ""))
+	c.RedisPrefix = p.str("SVC_REDIS_PREFIX", "svc:")
+}
+
+// readLogs reads the settings of the audit log's tiers and of the bridge.
+func (p *parser) readLogs(c *Config) {
+	c.LogHotTTL = p.duration("SVC_LOG_HOT_TTL", 2*time.Hour, time.Minute)
+	c.LogHotMaxEntries = p.intRange("SVC_LOG_HOT_MAX_ENTRIES", 10000, 100, 10_000_000)
+	c.AuditFlushInterval = p.duration("SVC_AUDIT_FLUSH_INTERVAL", 100*time.Millisecond, time.Millisecond)
+	c.AuditEnabled = p.boolean("SVC_AUDIT_ENABLED", true)
+	c.LogRetention = time.Duration(p.intRange("SVC_LOG_RETENTION_DAYS", 400, 0, 36500)) * 24 * time.Hour
+	c.LogSpillMaxBytes = int64(p.intRange("SVC_LOG_SPILL_MAX_BYTES", 512<<20, 1<<20, 1<<40))
+	c.BridgeBatch = p.intRange("SVC_BRIDGE_BATCH", 512, 1, 5000)
+	c.BridgeConsumer = p.str("SVC_BRIDGE_CONSUMER", "")
+	c.BridgeClaimIdle = p.duration("SVC_BRIDGE_CLAIM_IDLE", 30*time.Second, 100*time.Millisecond)
+	c.BridgeBacklogAlert = p.intRange("SVC_BRIDGE_BACKLOG_ALERT", 10000, 1, 1<<30)
+}
+
+// readProxy reads the settings of the request path: bodies, the upstream,
+// shutdown, the default provider, prices, logging, key cache, pprof, the
+// hourly limit, Responses API records and trace content.
+func (p *parser) readProxy(c *Config) {
+	c.MaxBodyBytes = int64(p.intRange("SVC_MAX_BODY_BYTES", 50<<20, 1024, 1<<32))
+	c.UpstreamTimeout = p.duration("SVC_UPSTREAM_TIMEOUT", 300*time.Second, time.Millisecond)
+	c.UpstreamTransport = p.oneOf("SVC_UPSTREAM_TRANSPORT", "std", "std", "fasthttp")
+	c.ShutdownTimeout = p.duration("SVC_SHUTDOWN_TIMEOUT", 30*time.Second, 0)
+	c.BodyReadTimeout = p.duration("SVC_BODY_READ_TIMEOUT", 60*time.Second, time.Second)
+	c.DefaultProvider = strings.ToLower(p.str("SVC_DEFAULT_PROVIDER", "openai"))
+	c.PricesFile = p.str("SVC_PRICES_FILE", "")
+	c.LogLevel = p.oneOf("SVC_LOG_LEVEL", "info", "debug", "info", "warn", "error")
+	c.KeyCacheTTL = p.duration("SVC_KEY_CACHE_TTL", 30*time.Second, 0)
+	c.PprofAddr = p.str("SVC_PPROF_ADDR", "")
+	c.HourlyRequests = p.intRange("RATE_LIMIT_REQUESTS_PER_HOUR", 0, 0, 1<<30)
+	c.ResponsesRetention = p.duration("SVC_RESPONSES_RETENTION", 30*24*time.Hour, time.Minute)
+	c.TraceContent = p.boolean("SVC_TRACE_CONTENT", false)
+}
+
+// readCompliance reads the compliance and policy settings; a policy
+// generation model needs its key.
+func (p *parser) readCompliance(c *Config) {
 	c.ComplianceScanRetention = p.duration("SVC_COMPLIANCE_SCAN_RETENTION", 30*24*time.Hour, time.Hour)
 	c.DefaultPreset = p.str("SVC_DEFAULT_PRESET", "")
 	c.ComplianceTimeout = time.Duration(p.intRange("COMPLIANCE_TIMEOUT_SECS", 8, 1, 120)) * time.Second
@@ -431,14 +470,20 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		p.bad("POLICY_GENERATION_KEY", "is required with POLICY_GENERATION_MODEL: a virtual key of the proxy, so the refinement is budgeted and audited")
 	}
 	c.PolicyJobRetention = p.duration("SVC_POLICY_JOB_RETENTION", 30*24*time.Hour, time.Hour)
-	c.HeartbeatInterval = p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
-	if c.HeartbeatInterval > time.Minute {
-		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", c.HeartbeatInterval))
+}
+
+// heartbeat reads SVC_HEARTBEAT_INTERVAL (1s–1m).
+func (p *parser) heartbeat() time.Duration {
+	d := p.duration("SVC_HEARTBEAT_INTERVAL", 5*time.Second, time.Second)
+	if d > time.Minute {
+		p.bad("SVC_HEARTBEAT_INTERVAL", fmt.Sprintf("must be at most 1m, got %s", d))
 	}
-	c.MCP = p.mcp()
-	c.TrustedProxies = p.prefixes("SVC_TRUSTED_PROXIES")
-	c.SSO = p.sso()
-	c.Cache = CacheSettings{
+	return d
+}
+
+// cache reads the semantic cache's settings.
+func (p *parser) cache() CacheSettings {
+	cs := CacheSettings{
 		Enabled:          p.boolean("SEMANTIC_CACHE_ENABLED", true),
 		Threshold:        p.floatRange("SEMANTIC_CACHE_THRESHOLD", 0.90, 0.5, 1),
 		TTL:              p.duration("SEMANTIC_CACHE_TTL", 24*time.Hour, time.Second),
@@ -449,29 +494,41 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		SharedNamespaces: p.list("SEMANTIC_CACHE_SHARED_NAMESPACES"),
 		Scope:            p.oneOf("SEMANTIC_CACHE_SCOPE", "caller", "caller", "team"),
 	}
-	if c.Cache.TTL > 7*24*time.Hour {
+	if cs.TTL > 7*24*time.Hour {
 		p.bad("SEMANTIC_CACHE_TTL", "must be at most 168h (the longest an entry is followed)")
 	}
-	if m := c.Cache.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
+	if m := cs.EmbeddingModel; m != "" && !strings.Contains(m, "/") {
 		p.bad("SEMANTIC_CACHE_EMBEDDING_MODEL", fmt.Sprintf("must name a provider and a model, such as openai/text-embedding-3-small, got %q", m))
 	}
-	c.Alerts = p.alerts()
+	return cs
+}
+
+// readComponents reads every component's port and SERVICE_TYPE.
+func (p *parser) readComponents(c *Config) {
 	for _, spec := range Components {
 		c.Ports[spec.Name] = p.port(spec.PortSetting, spec.DefaultPort)
 	}
-	c.Components = p.components("SERVICE_TYPE", built)
-	c.AWS = AWSSettings{
+	c.Components = p.components("SERVICE_TYPE", c.Built)
+}
+
+// aws reads the standard AWS credential settings.
+func (p *parser) aws() AWSSettings {
+	return AWSSettings{
 		AccessKeyID:     p.str("AWS_ACCESS_KEY_ID", ""),
 		SecretAccessKey: p.str("AWS_SECRET_ACCESS_KEY", ""),
 		SessionToken:    p.str("AWS_SESSION_TOKEN", ""),
 		Region:          p.str("AWS_REGION", p.str("AWS_DEFAULT_REGION", "")),
 	}
-	// Last of the settings: a name read above is not a provider's.
-	c.Providers = p.providers()
+}
+
+// validate checks the settings read that depend on each other or on the
+// components chosen: the AWS key pair, the data directory, the stores'
+// URLs, ports, key lengths, shared stores for a split, pprof's address,
+// and the keys processes sharing PostgreSQL must agree on.
+func (c *Config) validate(p *parser) {
 	if (c.AWS.AccessKeyID == "") != (c.AWS.SecretAccessKey == "") {
 		p.bad("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together")
 	}
-
 	if c.DataDir == "" {
 		p.bad("SVC_DATA_DIR", "must not be empty")
 	}
@@ -481,7 +538,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
 		p.bad("KEYSTORE_REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
 	}
-	c.checkPorts(&p)
+	c.checkPorts(p)
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		p.bad("ADMIN_API_KEY", "must be at least 16 characters")
 	}
@@ -489,12 +546,7 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		p.bad("SVC_AUDIT_CHAIN_KEY", "must be at least 32 characters")
 	}
 	if len(c.Components) > 0 && c.Split() {
-		if c.RedisURL == "" {
-			p.bad("KEYSTORE_REDIS_URL", fmt.Sprintf("is required when SERVICE_TYPE runs only %s: components in separate processes cannot share the in-process store", strings.Join(c.Components, ",")))
-		}
-		if !strings.HasPrefix(c.DatabaseURL, "postgres") {
-			p.bad("DATABASE_URL", fmt.Sprintf("must be a postgres:// URL when SERVICE_TYPE runs only %s: components in separate processes cannot share an embedded SQLite file", strings.Join(c.Components, ",")))
-		}
+		c.checkSplit(p)
 	}
 	if c.PprofAddr != "" {
 		host, _, err := net.SplitHostPort(c.PprofAddr)
@@ -503,24 +555,41 @@ func fromSource(src Source, built []string, strict Map) (*Config, error) {
 		}
 	}
 	if strings.HasPrefix(c.DatabaseURL, "postgres") {
-		// Several processes share the records: each must seal and open
-		// provider keys, and accept admin calls, with the same keys.
-		if c.MasterKey == "" {
-			p.bad("SVC_MASTER_KEY", "is required with a PostgreSQL DATABASE_URL: every process sharing the database must use the same master key (a generated one lives in one data dir only)")
-		}
-		if c.AdminAPIKey == "" && c.Has(Management) {
-			p.bad("ADMIN_API_KEY", "is required with a PostgreSQL DATABASE_URL: every management process must accept the same admin key")
-		}
+		c.checkSharedKeys(p)
 	}
+}
+
+// checkSplit reports stores that components in separate processes cannot
+// share.
+func (c *Config) checkSplit(p *parser) {
+	if c.RedisURL == "" {
+		p.bad("KEYSTORE_REDIS_URL", fmt.Sprintf("is required when SERVICE_TYPE runs only %s: components in separate processes cannot share the in-process store", strings.Join(c.Components, ",")))
+	}
+	if !strings.HasPrefix(c.DatabaseURL, "postgres") {
+		p.bad("DATABASE_URL", fmt.Sprintf("must be a postgres:// URL when SERVICE_TYPE runs only %s: components in separate processes cannot share an embedded SQLite file", strings.Join(c.Components, ",")))
+	}
+}
+
+// checkSharedKeys reports keys missing with a PostgreSQL database: several
+// processes share the records, so each must seal and open provider keys,
+// and accept admin calls, with the same keys.
+func (c *Config) checkSharedKeys(p *parser) {
+	if c.MasterKey == "" {
+		p.bad("SVC_MASTER_KEY", "is required with a PostgreSQL DATABASE_URL: every process sharing the database must use the same master key (a generated one lives in one data dir only)")
+	}
+	if c.AdminAPIKey == "" && c.Has(Management) {
+		p.bad("ADMIN_API_KEY", "is required with a PostgreSQL DATABASE_URL: every management process must accept the same admin key")
+	}
+}
+
+// refuseUnknown reports every name of strict that no setting read and
+// that is no provider's setting.
+func (p *parser) refuseUnknown(strict Map) {
 	for _, name := range strict.Names() {
 		if !p.read[name] && !isProviderSetting(name) {
 			p.bad(name, "unknown setting in SVC_CONFIG"+p.suggest(name))
 		}
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // checkPorts reports two components of this process on one port.

@@ -33,7 +33,7 @@ const (
 const Placeholder = "[REDACTED]"
 
 // redactedType is the detect.Type whose placeholder is Placeholder.
-const redactedType detect.Type = "REDACTED"
+const redactedType = detect.Matched
 
 // Bounds of one evaluation.
 const (
@@ -245,133 +245,228 @@ func severityWeight(s string) float64 {
 // the target and the phase, in order, contributes its detector findings
 // (from one scan shared by all), keyword hits and topic matches.
 func (e *Evaluator) Evaluate(ctx context.Context, in Input) Decision {
-	d := Decision{Action: ActionNone, Score: 1, Violations: []Violation{}, Frameworks: []string{}}
-	text := in.Text
-	findings, scanned := in.Findings, in.Scanned
-	var folded string
-	var windows []span
-	var windowVecs [][]float32
-	topicsReady := false
-	var redactSpans []detect.Finding
+	ev := evaluation{
+		e:        e,
+		text:     in.Text,
+		findings: in.Findings,
+		scanned:  in.Scanned,
+		d:        Decision{Action: ActionNone, Score: 1, Violations: []Violation{}, Frameworks: []string{}},
+	}
 	for i := range in.Policies {
 		p := &in.Policies[i]
 		if !applies(p, in.Target) {
 			continue
 		}
 		c, err := e.compile(ctx, p.Content)
-		if err != nil && d.Err == nil {
-			d.Err = err
-		}
+		ev.fail(err)
 		if !phaseMatches(c.checks.AppliesTo, in.Phase) {
 			continue
 		}
-		d.PoliciesApplied++
-		if f := strings.TrimSpace(p.RegulatoryFramework); f != "" && !slices.Contains(d.Frameworks, f) {
-			d.Frameworks = append(d.Frameworks, f)
+		ev.apply(ctx, p, c)
+	}
+	return ev.finish()
+}
+
+// evaluation is the state of one Evaluate call: the decision being built,
+// the spans to redact, and what is computed of the text at most once, when
+// the first policy needing it runs (the scan for detectors, the folded text
+// for keywords, the embedded windows for topics).
+type evaluation struct {
+	e    *Evaluator
+	text string
+	d    Decision
+
+	findings []detect.Finding // the engine's findings of text, once scanned
+	scanned  bool
+	folded   string // fold(text), once a policy has keywords
+
+	windows     []span      // text's windows, once a policy has topics
+	windowVecs  [][]float32 // their vectors (none when the embedder failed)
+	topicsReady bool
+
+	redactSpans []detect.Finding
+}
+
+// policyRun is one policy being applied: what its violations are stamped
+// with.
+type policyRun struct {
+	p   *Policy
+	c   *compiled
+	act Action // the policy's action
+	sev string // the policy's severity, medium when unset
+}
+
+// fail records err as the decision's error unless one is recorded already.
+func (ev *evaluation) fail(err error) {
+	if err != nil && ev.d.Err == nil {
+		ev.d.Err = err
+	}
+}
+
+// apply counts policy p (compiled to c) as applied, adds its violations
+// (detectors, keywords, topics, in that order) and ranks them.
+func (ev *evaluation) apply(ctx context.Context, p *Policy, c *compiled) {
+	ev.d.PoliciesApplied++
+	if f := strings.TrimSpace(p.RegulatoryFramework); f != "" && !slices.Contains(ev.d.Frameworks, f) {
+		ev.d.Frameworks = append(ev.d.Frameworks, f)
+	}
+	r := policyRun{p: p, c: c, act: c.checks.Action, sev: p.Severity}
+	if r.sev == "" {
+		r.sev = "medium"
+	}
+	first := len(ev.d.Violations)
+	if len(c.det) > 0 {
+		ev.detectors(&r)
+	}
+	if len(c.keywords) > 0 {
+		ev.keywords(&r)
+	}
+	if len(c.topics) > 0 {
+		ev.topics(ctx, &r)
+	}
+	ev.rankFrom(first)
+}
+
+// add stamps v with r's policy, severity and (unless v has its own) action,
+// appends it and takes its weight from the compliance score.
+func (ev *evaluation) add(r *policyRun, v Violation) {
+	v.PolicyID, v.PolicyName, v.Severity = r.p.ID, r.p.Name, r.sev
+	if v.Action == "" {
+		v.Action = r.act
+	}
+	ev.d.Violations = append(ev.d.Violations, v)
+	ev.d.Score *= 1 - severityWeight(r.sev)*v.Score
+}
+
+// redactSpan marks the keyword or topic span s for redaction when r
+// redacts.
+func (ev *evaluation) redactSpan(r *policyRun, s span) {
+	if r.act == ActionRedact {
+		ev.redactSpans = append(ev.redactSpans, detect.Finding{Type: redactedType, Start: s.start, End: s.end, Score: 1})
+	}
+}
+
+// scan sets the engine's findings of the text, once, unless the caller
+// gave them.
+func (ev *evaluation) scan() {
+	if ev.scanned {
+		return
+	}
+	if ev.e.engine != nil {
+		ev.findings = ev.e.engine.Findings(ev.text)
+	}
+	ev.scanned = true
+}
+
+// detectors adds the findings of r's detector types from r's minimum
+// score on. Under redact, an injection finding only flags (an instruction
+// is no value to replace); the others are marked for redaction.
+func (ev *evaluation) detectors(r *policyRun) {
+	ev.scan()
+	c := r.c
+	for _, f := range ev.findings {
+		if !c.det[f.Type] || f.Score < c.checks.MinScore || f.Start < 0 || f.End > len(ev.text) || f.Start >= f.End {
+			continue
 		}
-		act := c.checks.Action
-		sev := p.Severity
-		if sev == "" {
-			sev = "medium"
-		}
-		first := len(d.Violations)
-		add := func(v Violation) {
-			v.PolicyID, v.PolicyName, v.Severity = p.ID, p.Name, sev
-			if v.Action == "" {
-				v.Action = act
-			}
-			d.Violations = append(d.Violations, v)
-			d.Score *= 1 - severityWeight(sev)*v.Score
-		}
-		// Detector findings, from one scan.
-		if len(c.det) > 0 {
-			if !scanned {
-				if e.engine != nil {
-					findings = e.engine.Findings(text)
-				}
-				scanned = true
-			}
-			for _, f := range findings {
-				if !c.det[f.Type] || f.Score < c.checks.MinScore || f.Start < 0 || f.End > len(text) || f.Start >= f.End {
-					continue
-				}
-				v := Violation{Type: string(f.Type), Score: round3(f.Score), Start: f.Start, End: f.End}
-				if act == ActionRedact {
-					if f.Type.Category() == detect.CategoryInjection {
-						v.Action = ActionFlag // an instruction is no value to replace
-					} else {
-						redactSpans = append(redactSpans, f)
-					}
-				}
-				add(v)
+		v := Violation{Type: string(f.Type), Score: round3(f.Score), Start: f.Start, End: f.End}
+		if r.act == ActionRedact {
+			if f.Type.Category() == detect.CategoryInjection {
+				v.Action = ActionFlag
+			} else {
+				ev.redactSpans = append(ev.redactSpans, f)
 			}
 		}
-		// Keywords, on word boundaries, case-insensitively.
-		if len(c.keywords) > 0 {
-			if folded == "" {
-				folded = fold(text)
-			}
-			for j, k := range c.keywords {
-				for _, s := range keywordHits(folded, k) {
-					add(Violation{Type: ViolationKeyword, Score: 1, Detail: c.checks.Keywords[j], Start: s.start, End: s.end})
-					if act == ActionRedact {
-						redactSpans = append(redactSpans, detect.Finding{Type: redactedType, Start: s.start, End: s.end, Score: 1})
-					}
-				}
-			}
-		}
-		// Topics, by meaning, on windows of the text embedded once.
-		if len(c.topics) > 0 {
-			if !topicsReady {
-				topicsReady = true
-				windows = splitWindows(text)
-				texts := make([]string, len(windows))
-				for j, w := range windows {
-					texts[j] = text[w.start:w.end]
-				}
-				vs, err := e.emb.Embed(ctx, texts)
-				if err == nil && len(vs) != len(texts) {
-					err = errEmbedCount
-				}
-				if err != nil {
-					if d.Err == nil {
-						d.Err = err
-					}
-				} else {
-					windowVecs = vs
-				}
-			}
-			for j, tv := range c.topics {
-				best, at := float32(-1), -1
-				for k, wv := range windowVecs {
-					if s := embed.Cosine(tv, wv); s > best {
-						best, at = s, k
-					}
-				}
-				if at >= 0 && float64(best) >= e.threshold {
-					w := windows[at]
-					add(Violation{Type: ViolationTopic, Score: round3(float64(best)), Detail: c.checks.Topics[j], Start: w.start, End: w.end})
-					if act == ActionRedact {
-						redactSpans = append(redactSpans, detect.Finding{Type: redactedType, Start: w.start, End: w.end, Score: 1})
-					}
-				}
-			}
-		}
-		for j := first; j < len(d.Violations); j++ {
-			v := d.Violations[j]
-			if rank(v.Action) > rank(d.Action) {
-				d.Action = v.Action
-			}
-			if v.Action == ActionBlock && d.BlockedBy == nil {
-				d.BlockedBy = &v
-			}
+		ev.add(r, v)
+	}
+}
+
+// keywords adds r's keyword hits, on word boundaries, case-insensitively
+// (on the text folded once).
+func (ev *evaluation) keywords(r *policyRun) {
+	if ev.folded == "" {
+		ev.folded = fold(ev.text)
+	}
+	for j, k := range r.c.keywords {
+		for _, s := range keywordHits(ev.folded, k) {
+			ev.add(r, Violation{Type: ViolationKeyword, Score: 1, Detail: r.c.checks.Keywords[j], Start: s.start, End: s.end})
+			ev.redactSpan(r, s)
 		}
 	}
-	codePointSpans(text, d.Violations, d.BlockedBy)
+}
+
+// topics adds r's topics matched by meaning: each topic's nearest window,
+// when as similar as the threshold.
+func (ev *evaluation) topics(ctx context.Context, r *policyRun) {
+	ev.embedWindows(ctx)
+	for j, tv := range r.c.topics {
+		at, best := nearest(tv, ev.windowVecs)
+		if at >= 0 && float64(best) >= ev.e.threshold {
+			w := ev.windows[at]
+			ev.add(r, Violation{Type: ViolationTopic, Score: round3(float64(best)), Detail: r.c.checks.Topics[j], Start: w.start, End: w.end})
+			ev.redactSpan(r, w)
+		}
+	}
+}
+
+// embedWindows splits the text into windows and embeds them, once. An
+// embedder error is recorded and leaves no vectors: no topic matches then.
+func (ev *evaluation) embedWindows(ctx context.Context) {
+	if ev.topicsReady {
+		return
+	}
+	ev.topicsReady = true
+	ev.windows = splitWindows(ev.text)
+	texts := make([]string, len(ev.windows))
+	for j, w := range ev.windows {
+		texts[j] = ev.text[w.start:w.end]
+	}
+	vs, err := ev.e.emb.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = errEmbedCount
+	}
+	if err != nil {
+		ev.fail(err)
+		return
+	}
+	ev.windowVecs = vs
+}
+
+// nearest returns the index of the vector of vs most similar to v and its
+// similarity; -1 when vs is empty.
+func nearest(v []float32, vs [][]float32) (int, float32) {
+	best, at := float32(-1), -1
+	for k, w := range vs {
+		if s := embed.Cosine(v, w); s > best {
+			best, at = s, k
+		}
+	}
+	return at, best
+}
+
+// rankFrom raises the decision's action to the strongest of the violations
+// from index first on, and makes the first of them that blocks BlockedBy
+// unless a violation blocked already.
+func (ev *evaluation) rankFrom(first int) {
+	for j := first; j < len(ev.d.Violations); j++ {
+		v := ev.d.Violations[j]
+		if rank(v.Action) > rank(ev.d.Action) {
+			ev.d.Action = v.Action
+		}
+		if v.Action == ActionBlock && ev.d.BlockedBy == nil {
+			ev.d.BlockedBy = &v
+		}
+	}
+}
+
+// finish returns the decision with code-point spans, a rounded score and,
+// when it redacts, the redacted text and the placeholders' types.
+func (ev *evaluation) finish() Decision {
+	d := &ev.d
+	codePointSpans(ev.text, d.Violations, d.BlockedBy)
 	d.Score = round3(d.Score)
 	if d.Action == ActionRedact {
-		merged := mergeSpans(redactSpans)
-		d.Redacted = detect.Redact(text, merged)
+		merged := mergeSpans(ev.redactSpans)
+		d.Redacted = detect.Redact(ev.text, merged)
 		for _, f := range merged {
 			if t := string(f.Type); !slices.Contains(d.RedactedTypes, t) {
 				d.RedactedTypes = append(d.RedactedTypes, t)
@@ -379,7 +474,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) Decision {
 		}
 		slices.Sort(d.RedactedTypes)
 	}
-	return d
+	return *d
 }
 
 // applies reports whether p targets t: its providers and models, and every

@@ -227,6 +227,20 @@ type tableLevel struct {
 	cell  strings.Builder
 }
 
+// partState is the walk of one part: its open tables, innermost last,
+// and the paragraph being read.
+type partState struct {
+	tables    []*tableLevel
+	para      strings.Builder
+	inPara    bool // inside a w:p
+	inText    bool // inside a w:t, whose character data is text
+	isHeading bool // the paragraph has a heading style or an outline level
+}
+
+// parse walks part f token by token, emitting its paragraphs and table
+// rows to the builder. The part's inflated bytes count against budget;
+// the walk stops at the first limit passed, the first malformed token or
+// the builder's first error.
 func (p *wordParser) parse(f *zip.File, budget *inflateBudget) error {
 	rc, lr, err := openPart(f, budget)
 	if err != nil {
@@ -234,13 +248,7 @@ func (p *wordParser) parse(f *zip.File, budget *inflateBudget) error {
 	}
 	defer rc.Close()
 	dec := xml.NewDecoder(lr)
-	var (
-		tables    []*tableLevel
-		para      strings.Builder
-		inPara    bool
-		inText    bool
-		isHeading bool
-	)
+	var s partState
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -252,92 +260,138 @@ func (p *wordParser) parse(f *zip.File, budget *inflateBudget) error {
 		if p.b.err != nil {
 			return p.b.err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if t.Name.Space != wNS {
-				continue
-			}
-			switch t.Name.Local {
-			case "p":
-				inPara, isHeading = true, false
-				para.Reset()
-			case "pStyle":
-				isHeading = isHeading || p.headings[attr(t, "val")] || strings.HasPrefix(strings.ToLower(attr(t, "val")), "heading")
-			case "outlineLvl":
-				isHeading = true
-			case "t":
-				inText = true
-			case "tab", "br", "cr":
-				para.WriteByte(' ')
-			case "tbl":
-				tables = append(tables, &tableLevel{})
-			case "tr":
-				if n := len(tables); n > 0 {
-					tables[n-1].cells = tables[n-1].cells[:0]
-				}
-			case "tc":
-				if n := len(tables); n > 0 {
-					tables[n-1].cell.Reset()
-				}
-			}
-		case xml.CharData:
-			if inText && inPara {
-				if para.Len()+len(t) > p.b.lim.MaxText {
-					return extractErr(FormatDOCX, ErrTooLarge, "a paragraph longer than the text limit", nil)
-				}
-				para.Write(t)
-			}
-		case xml.EndElement:
-			if t.Name.Space != wNS {
-				continue
-			}
-			switch t.Name.Local {
-			case "t":
-				inText = false
-			case "p":
-				inPara = false
-				text := cleanSpace(para.String())
-				if n := len(tables); n > 0 {
-					c := &tables[n-1].cell
-					if c.Len() > 0 && text != "" {
-						c.WriteByte(' ')
-					}
-					c.WriteString(text)
-					if c.Len() > p.b.lim.MaxText {
-						return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
-					}
-					continue
-				}
-				p.emit(text, isHeading)
-			case "tc":
-				if n := len(tables); n > 0 {
-					tl := tables[n-1]
-					tl.cells = append(tl.cells, cleanSpace(tl.cell.String()))
-					if len(tl.cells) > p.b.lim.MaxParagraphs {
-						return extractErr(FormatDOCX, ErrTooLarge, "a table row with too many cells", nil)
-					}
-				}
-			case "tr":
-				if n := len(tables); n > 0 {
-					row := joinCells(tables[n-1].cells)
-					if n > 1 {
-						// A nested table's row is text of the enclosing cell.
-						c := &tables[n-2].cell
-						if c.Len() > 0 && row != "" {
-							c.WriteByte(' ')
-						}
-						c.WriteString(row)
-					} else {
-						p.emit(row, false)
-					}
-				}
-			case "tbl":
-				if n := len(tables); n > 0 {
-					tables = tables[:n-1]
-				}
-			}
+		if err := p.token(&s, tok); err != nil {
+			return err
 		}
 	}
+}
+
+// token handles one token of the part: the start or end of a w: element,
+// or character data (elements of other namespaces are skipped).
+func (p *wordParser) token(s *partState, tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		if t.Name.Space == wNS {
+			p.startElement(s, t)
+		}
+	case xml.CharData:
+		return p.charData(s, t)
+	case xml.EndElement:
+		if t.Name.Space == wNS {
+			return p.endElement(s, t.Name.Local)
+		}
+	}
+	return nil
+}
+
+// startElement opens a paragraph, marks it a heading (by style or outline
+// level), enters a w:t, writes a tab or break as a space, or opens a
+// table, a row or a cell.
+func (p *wordParser) startElement(s *partState, t xml.StartElement) {
+	switch t.Name.Local {
+	case "p":
+		s.inPara, s.isHeading = true, false
+		s.para.Reset()
+	case "pStyle":
+		s.isHeading = s.isHeading || p.headings[attr(t, "val")] || strings.HasPrefix(strings.ToLower(attr(t, "val")), "heading")
+	case "outlineLvl":
+		s.isHeading = true
+	case "t":
+		s.inText = true
+	case "tab", "br", "cr":
+		s.para.WriteByte(' ')
+	case "tbl":
+		s.tables = append(s.tables, &tableLevel{})
+	case "tr":
+		if n := len(s.tables); n > 0 {
+			s.tables[n-1].cells = s.tables[n-1].cells[:0]
+		}
+	case "tc":
+		if n := len(s.tables); n > 0 {
+			s.tables[n-1].cell.Reset()
+		}
+	}
+}
+
+// charData adds the text of a w:t inside a paragraph to the paragraph,
+// failing with ErrTooLarge if it would pass the text limit.
+func (p *wordParser) charData(s *partState, t xml.CharData) error {
+	if s.inText && s.inPara {
+		if s.para.Len()+len(t) > p.b.lim.MaxText {
+			return extractErr(FormatDOCX, ErrTooLarge, "a paragraph longer than the text limit", nil)
+		}
+		s.para.Write(t)
+	}
+	return nil
+}
+
+// endElement closes a w:t, a paragraph, a cell (failing with ErrTooLarge
+// once its row holds more cells than the paragraph limit), a row or a
+// table.
+func (p *wordParser) endElement(s *partState, local string) error {
+	switch local {
+	case "t":
+		s.inText = false
+	case "p":
+		return p.endParagraph(s)
+	case "tc":
+		if n := len(s.tables); n > 0 {
+			tl := s.tables[n-1]
+			tl.cells = append(tl.cells, cleanSpace(tl.cell.String()))
+			if len(tl.cells) > p.b.lim.MaxParagraphs {
+				return extractErr(FormatDOCX, ErrTooLarge, "a table row with too many cells", nil)
+			}
+		}
+	case "tr":
+		p.endRow(s)
+	case "tbl":
+		if n := len(s.tables); n > 0 {
+			s.tables = s.tables[:n-1]
+		}
+	}
+	return nil
+}
+
+// endParagraph ends the paragraph: in a table its text joins the
+// innermost cell's (failing with ErrTooLarge once the cell passes the
+// text limit); outside, it is emitted, as a heading if styled as one.
+func (p *wordParser) endParagraph(s *partState) error {
+	s.inPara = false
+	text := cleanSpace(s.para.String())
+	if n := len(s.tables); n > 0 {
+		c := &s.tables[n-1].cell
+		appendCellText(c, text)
+		if c.Len() > p.b.lim.MaxText {
+			return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
+		}
+		return nil
+	}
+	p.emit(text, s.isHeading)
+	return nil
+}
+
+// endRow ends a table row: its non-empty cells joined are one paragraph
+// of an outermost table, or text of the enclosing cell in a nested one.
+func (p *wordParser) endRow(s *partState) {
+	n := len(s.tables)
+	if n == 0 {
+		return
+	}
+	row := joinCells(s.tables[n-1].cells)
+	if n > 1 {
+		// A nested table's row is text of the enclosing cell.
+		appendCellText(&s.tables[n-2].cell, row)
+	} else {
+		p.emit(row, false)
+	}
+}
+
+// appendCellText adds text to a cell's, a space between them.
+func appendCellText(c *strings.Builder, text string) {
+	if c.Len() > 0 && text != "" {
+		c.WriteByte(' ')
+	}
+	c.WriteString(text)
 }
 
 // joinCells is a table row as one paragraph: its non-empty cells joined
