@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -39,7 +40,6 @@ type gateway struct {
 
 	procs []*svcProc // the processes started, the proxy's first
 	dir   string
-	cpus  string // gatewaySpec.cpus
 }
 
 // svcProc is one `svc serve` process svcbench started.
@@ -69,6 +69,9 @@ type gatewaySpec struct {
 	// cpus, when set, runs svc's processes on those CPUs only (taskset's
 	// list, e.g. "1"): -svc-cpus.
 	cpus string
+	// bridgeCPUs, when set, runs the bridge process (bridge) on those CPUs
+	// instead of cpus: -bridge-cpus, the bridge on other machines' cores.
+	bridgeCPUs string
 }
 
 // upstreamKey is the provider key svc sends to the fake, which checks it.
@@ -87,7 +90,7 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{dir: dir, cpus: spec.cpus}
+	g := &gateway{dir: dir}
 	defer func() {
 		if err != nil {
 			g.stop(spec.keepDir)
@@ -143,7 +146,7 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 
 	url := func(i int) string { return "http://127.0.0.1:" + strconv.Itoa(ports[i]) }
 	g.proxyURL, g.mgmtURL, g.bridgeURL, g.policyURL = url(0), url(1), url(4), url(3)
-	first, err := g.start(bin, procEnv(env, "data"), "svc.log")
+	first, err := g.start(bin, procEnv(env, "data"), "svc.log", spec.cpus)
 	if err != nil {
 		return g, err
 	}
@@ -159,7 +162,8 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	if spec.bridge {
 		// Its own data dir (its spool) and no pprof listener of its own.
 		benv := slices.DeleteFunc(procEnv(env, "data-bridge"), func(kv string) bool { return strings.HasPrefix(kv, "SVC_PPROF_ADDR=") })
-		b, err := g.start(bin, append(benv, "SERVICE_TYPE=bridge"), "svc-bridge.log")
+		cpus := cmp.Or(spec.bridgeCPUs, spec.cpus)
+		b, err := g.start(bin, append(benv, "SERVICE_TYPE=bridge"), "svc-bridge.log", cpus)
 		if err != nil {
 			return g, err
 		}
@@ -177,16 +181,17 @@ func startGateway(ctx context.Context, spec gatewaySpec) (_ *gateway, err error)
 	return g, nil
 }
 
-// start runs `bin serve` with env, its output in the gateway's directory,
-// and adds it to g's processes (the first one started gives g its pid).
-func (g *gateway) start(bin string, env []string, logName string) (*svcProc, error) {
+// start runs `bin serve` with env on cpus (taskset's list; "" any), its
+// output in the gateway's directory, and adds it to g's processes (the
+// first one started gives g its pid).
+func (g *gateway) start(bin string, env []string, logName, cpus string) (*svcProc, error) {
 	p := &svcProc{logPath: filepath.Join(g.dir, logName), exited: make(chan struct{})}
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	cmd := commandOn(g.cpus, bin, "serve")
+	cmd := commandOn(cpus, bin, "serve")
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -459,25 +464,33 @@ func (s *rssSampler) done() int64 {
 const userHZ = 100
 
 // cpu is the CPU time (user and system, every thread) the gateway's
-// processes have used so far, from /proc/<pid>/stat, at 10 ms resolution;
-// an error where /proc is not.
-func (g *gateway) cpu() (time.Duration, error) {
+// processes have used so far, all of them and the first (the proxy's, in a
+// split setup: without the bridge process), from /proc/<pid>/stat at 10 ms
+// resolution; an error where /proc is not.
+func (g *gateway) cpu() (all, proxy time.Duration, err error) {
 	if len(g.procs) == 0 {
-		return 0, errors.New("no process of svc to read")
+		return 0, 0, errors.New("no process of svc to read")
 	}
-	var total time.Duration
-	for _, p := range g.procs {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	for i, p := range g.procs {
+		d, err := pidCPU(p.cmd.Process.Pid)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		d, err := statCPU(string(b))
-		if err != nil {
-			return 0, err
+		if i == 0 {
+			proxy = d
 		}
-		total += d
+		all += d
 	}
-	return total, nil
+	return all, proxy, nil
+}
+
+// pidCPU is the CPU time process pid has used so far (see gateway.cpu).
+func pidCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return statCPU(string(b))
 }
 
 // statCPU reads utime and stime (fields 14 and 15) of a /proc/<pid>/stat

@@ -22,7 +22,10 @@ type target struct {
 }
 
 // phaseSpec is one load phase: n requests (or, with n == 0, as many as fit in
-// duration) from concurrency workers.
+// duration) from concurrency workers. With rate > 0 the load is open: the
+// requests are due at rate per second whatever the answers' pace, at most
+// concurrency in flight, and each is timed from when it was due, so a
+// request kept waiting by a slow one before it counts its wait.
 type phaseSpec struct {
 	target      target
 	body        []byte
@@ -30,6 +33,7 @@ type phaseSpec struct {
 	concurrency int
 	n           int
 	duration    time.Duration
+	rate        float64
 }
 
 // phaseResult is what one phase measured. Latency and TTFB are sorted.
@@ -40,6 +44,9 @@ type phaseResult struct {
 	elapsed    time.Duration
 	latency    []time.Duration // to the full body, or to [DONE]
 	ttfb       []time.Duration // streams: to the first body byte
+	// late counts an open load's requests handed out over lateBy after
+	// they were due: every worker was waiting for an answer.
+	late int
 }
 
 // newClient is the one client both targets share, so the only difference
@@ -68,32 +75,33 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // runPhase runs spec and gathers its latencies. It stops early when ctx ends.
 func runPhase(ctx context.Context, client *http.Client, spec phaseSpec) phaseResult {
 	var (
-		next     atomic.Int64
-		deadline time.Time
-		mu       sync.Mutex
-		res      phaseResult
-		wg       sync.WaitGroup
+		mu  sync.Mutex
+		res phaseResult
+		wg  sync.WaitGroup
 	)
-	if spec.n <= 0 {
-		deadline = time.Now().Add(spec.duration)
+	n := spec.n
+	if n <= 0 && spec.rate > 0 {
+		n = max(1, int(spec.rate*spec.duration.Seconds()))
 	}
 	per := 1024
-	if spec.n > 0 {
-		per = spec.n/spec.concurrency + 1
+	if n > 0 {
+		per = n/spec.concurrency + 1
 	}
 	start := time.Now()
+	var late atomic.Int64
+	more := closedLoop(spec, n, start)
+	if spec.rate > 0 {
+		more = openLoop(ctx, spec.rate, n, start, &late)
+	}
 	for range spec.concurrency {
 		wg.Go(func() {
 			w := newWorker(ctx, client, spec, per)
 			for ctx.Err() == nil {
-				if spec.n > 0 {
-					if next.Add(1) > int64(spec.n) {
-						break
-					}
-				} else if !time.Now().Before(deadline) {
+				due, ok := more()
+				if !ok {
 					break
 				}
-				w.do()
+				w.do(due)
 			}
 			bufPool.Put(w.buf)
 			mu.Lock()
@@ -109,9 +117,76 @@ func runPhase(ctx context.Context, client *http.Client, spec phaseSpec) phaseRes
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.late = int(late.Load())
 	slices.Sort(res.latency)
 	slices.Sort(res.ttfb)
 	return res
+}
+
+// closedLoop hands out a phase's requests to workers that send the next one
+// when the last is answered: n of them (n <= 0: until spec.duration has
+// passed since start), each timed from when it is sent (the zero time).
+func closedLoop(spec phaseSpec, n int, start time.Time) func() (time.Time, bool) {
+	var next atomic.Int64
+	deadline := start.Add(spec.duration)
+	return func() (time.Time, bool) {
+		if n > 0 {
+			return time.Time{}, next.Add(1) <= int64(n)
+		}
+		return time.Time{}, time.Now().Before(deadline)
+	}
+}
+
+// openLoop hands out n requests due at rate per second from start. A
+// worker that takes a request before it is due waits for it and times it
+// from when it is sent (the zero time: how late the timer woke it is the
+// load generator's, not svc's); one that takes it late, because every
+// worker was waiting for an answer, times it from when it was due, so the
+// queueing behind slow answers counts. (Under saturation a worker a timer
+// woke late also frees late, so a little of that lateness reaches the
+// requests queued behind it; late counts those handed out over lateBy
+// after they were due, and measuredPhase warns when they are many.)
+func openLoop(ctx context.Context, rate float64, n int, start time.Time, late *atomic.Int64) func() (time.Time, bool) {
+	var next atomic.Int64
+	return func() (time.Time, bool) {
+		i := next.Add(1) - 1
+		if i >= int64(n) {
+			return time.Time{}, false
+		}
+		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		d := time.Until(due)
+		if d <= 0 {
+			if d < -lateBy {
+				late.Add(1)
+			}
+			return due, true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return time.Time{}, true
+		case <-ctx.Done():
+			return time.Time{}, false
+		}
+	}
+}
+
+// lateBy is how long after it was due a request of an open load is
+// handed out before it counts as late.
+const lateBy = time.Millisecond
+
+// measuredPhase is runPhase, telling progress (what names the phase) when
+// more than 5 % of an open load's requests were late: more was due than
+// spec.concurrency in flight could carry, so the latencies measure
+// svcbench's own queue as much as the path.
+func measuredPhase(ctx context.Context, client *http.Client, progress io.Writer, what string, spec phaseSpec) phaseResult {
+	r := runPhase(ctx, client, spec)
+	if r.requests > 0 && r.late*20 > r.requests {
+		fmt.Fprintf(progress, "svcbench: warning: %s c=%d: %d of %d requests were handed out over %v after they were due: the rate was not kept, latencies include svcbench's own queue\n",
+			what, spec.concurrency, r.late, r.requests, lateBy)
+	}
+	return r
 }
 
 // worker sends one request at a time, reusing its request and buffers.
@@ -154,14 +229,18 @@ func newWorker(ctx context.Context, client *http.Client, spec phaseSpec, capacit
 	return w
 }
 
-// do sends one request and records its outcome. The request is reused: the
-// transport is done with it once the response body is closed.
-func (w *worker) do() {
+// do sends one request and records its outcome, timed from due (the zero
+// time: from now). The request is reused: the transport is done with it
+// once the response body is closed.
+func (w *worker) do(due time.Time) {
 	w.requests++
 	w.body.Reset(w.spec.body)
 	w.req.Body = w.rc
 
-	start := time.Now()
+	start := due
+	if start.IsZero() {
+		start = time.Now()
+	}
 	resp, err := w.client.Do(w.req)
 	if err != nil {
 		w.fail(err)

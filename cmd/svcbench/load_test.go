@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +82,48 @@ func TestRunPhaseDuration(t *testing.T) {
 	}
 	if r.requests == 0 || r.failures != 0 || len(r.latency) != r.requests {
 		t.Errorf("got %d requests, %d failures (%v)", r.requests, r.failures, r.firstError)
+	}
+}
+
+// TestRunPhaseOpenLoad: with -rate, requests are due on a schedule and a
+// request held up behind a slow one counts its wait (a closed loop would
+// time each from when it was sent, and hide the wait).
+func TestRunPhaseOpenLoad(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if calls.Add(1) == 1 {
+			time.Sleep(40 * time.Millisecond)
+		}
+		_, _ = io.WriteString(w, `{"choices":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	client := newClient(1, 10*time.Second)
+	t.Cleanup(client.CloseIdleConnections)
+	// 200/s: due at 0, 5, … 25 ms; one in flight, the first takes 40 ms.
+	r := runPhase(context.Background(), client, phaseSpec{
+		target: target{name: "direct", url: srv.URL}, body: requestBody("m", false),
+		concurrency: 1, n: 6, rate: 200,
+	})
+	if r.requests != 6 || r.failures != 0 || len(r.latency) != 6 {
+		t.Fatalf("got %d requests, %d failures (%v), %d latencies", r.requests, r.failures, r.firstError, len(r.latency))
+	}
+	// The five behind it were handed out after 40 ms, all late.
+	if r.late != 5 {
+		t.Errorf("%d requests counted late, want 5", r.late)
+	}
+	// The second request was due at 5 ms and sent after 40: at least 35 ms.
+	if got := r.latency[4]; got < 35*time.Millisecond {
+		t.Errorf("latencies %v: the second largest is under 35ms, so the wait behind the slow request was not counted", r.latency)
+	}
+	// A closed loop over the same server times each request from when it
+	// was sent: only the slow one is slow.
+	calls.Store(0)
+	closed := runPhase(context.Background(), client, phaseSpec{
+		target: target{name: "direct", url: srv.URL}, body: requestBody("m", false), concurrency: 1, n: 6,
+	})
+	if len(closed.latency) != 6 || closed.latency[4] >= 35*time.Millisecond || closed.latency[5] < 40*time.Millisecond || closed.late != 0 {
+		t.Errorf("closed loop: latencies %v, %d late; want one of 40ms or more, the rest under 35ms, none late", closed.latency, closed.late)
 	}
 }
 

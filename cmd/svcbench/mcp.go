@@ -326,9 +326,10 @@ func openMCPPaths(ctx context.Context, o *mcpOptions, maxC int, up *child, refs 
 	}
 	fakeAuth := "Bearer " + upstreamKey
 	direct := &mcpPath{name: "direct", cpu: pidCPUFunc(up.pid)}
-	viaSvc := &mcpPath{name: "svc", svc: true, cpu: gw.cpu}
-	viaV1 := &mcpPath{name: "svc-v1", svc: true, cpu: gw.cpu}
-	cached := &mcpPath{name: "svc-cached", svc: true, cpu: gw.cpu}
+	svcCPU := func() (time.Duration, error) { all, _, err := gw.cpu(); return all, err }
+	viaSvc := &mcpPath{name: "svc", svc: true, cpu: svcCPU}
+	viaV1 := &mcpPath{name: "svc-v1", svc: true, cpu: svcCPU}
+	cached := &mcpPath{name: "svc-cached", svc: true, cpu: svcCPU}
 	svcURL := gw.proxyURL + "/" + mcpServerID + "/mcp"
 	// The paths whose workers each hold an SDK session to url.
 	type sessionPath struct {
@@ -537,15 +538,6 @@ func (a *mcpAcc) cpuPerCall() float64 {
 		return -1
 	}
 	return float64(a.cpu) / float64(time.Microsecond) / float64(a.cpuCalls)
-}
-
-// pidCPU is the CPU time a process has used so far (see gateway.cpu).
-func pidCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return statCPU(string(b))
 }
 
 // mergePhases is a and b as one phase: their calls, failures and time.

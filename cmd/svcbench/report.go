@@ -51,7 +51,10 @@ type scenarioResult struct {
 	// written its entries (DrainMS after the phase ended), so that it holds
 	// the whole cost of a request and its audit entry; -1 when unknown.
 	CPUPerRequest float64 `json:"svc_cpu_us_per_request,omitempty"`
-	DrainMS       float64 `json:"drain_ms,omitempty"`
+	// ProxyCPUPerRequest is CPUPerRequest of svc's first process alone:
+	// the proxy's, without the bridge process of a split setup.
+	ProxyCPUPerRequest float64 `json:"proxy_cpu_us_per_request,omitempty"`
+	DrainMS            float64 `json:"drain_ms,omitempty"`
 }
 
 // baselineResult is a reference path's phase (the relay's, the bare reverse
@@ -66,12 +69,14 @@ type baselineResult struct {
 
 // report is the whole run.
 type report struct {
-	Requests   int    `json:"requests_per_phase,omitempty"`
-	Duration   string `json:"duration_per_phase,omitempty"`
-	Warmup     int    `json:"warmup_requests"`
-	Chunks     int    `json:"stream_chunks"`
-	ChunkDelay string `json:"chunk_delay"`
-	Gateway    string `json:"gateway"`
+	Requests int    `json:"requests_per_phase,omitempty"`
+	Duration string `json:"duration_per_phase,omitempty"`
+	// Rate is -rate: requests per second of an open load, 0 a closed loop.
+	Rate       float64 `json:"rate_per_second,omitempty"`
+	Warmup     int     `json:"warmup_requests"`
+	Chunks     int     `json:"stream_chunks"`
+	ChunkDelay string  `json:"chunk_delay"`
+	Gateway    string  `json:"gateway"`
 	// Where the parties run: the client always in svcbench's process.
 	Upstream      string `json:"fake_upstream"`
 	FakeInProcess bool   `json:"fake_in_process"`
@@ -183,10 +188,27 @@ func latencyCells(ok bool, s phaseStats) []string {
 // writeTable prints the report for people: for each scenario a row per path,
 // direct first, then the bare reverse proxy, then svc.
 func writeTable(w io.Writer, r *report) error {
+	writeSetup(w, r)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tpath\tp50\tp99\tadded p50\tadded p99\trps\tratio\tallocs/req\tmax RSS\t")
+	for _, sc := range r.Scenarios {
+		writeScenarioRows(tw, sc)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeSummary(w, r)
+	return nil
+}
+
+// writeSetup prints the table's heading: how each phase was loaded and where
+// each party runs, then a blank line.
+func writeSetup(w io.Writer, r *report) {
 	per := fmt.Sprintf("%d requests per phase", r.Requests)
 	if r.Duration != "" {
 		per = r.Duration + " per phase"
 	}
+	per += openLoadNote(r.Rate)
 	fake, svc := "own process", "own process, started by svcbench"
 	if r.FakeInProcess {
 		fake = "svcbench's process (-fake-inprocess)"
@@ -211,65 +233,79 @@ func writeTable(w io.Writer, r *report) error {
 		fmt.Fprintf(w, "  svc's CPU profile of %s: %s\n", r.CPUProfiled, r.CPUProfile)
 	}
 	fmt.Fprintln(w)
+}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tpath\tp50\tp99\tadded p50\tadded p99\trps\tratio\tallocs/req\tmax RSS\t")
-	for _, sc := range r.Scenarios {
-		name := fmt.Sprintf("%s c=%d", sc.Mode, sc.Concurrency)
-		directOK := sc.Direct.Requests > sc.Direct.Failures
-		row := func(path string, s phaseStats, p50, p99, ratio float64, svcCells ...string) {
-			ok := s.Requests > s.Failures
-			cells := append([]string{name, path}, latencyCells(ok, s)...)
-			switch {
-			case path == "direct":
-				cells = append(cells, "", "")
-			case ok && directOK:
-				cells = append(cells, fmtAdded(p50), fmtAdded(p99))
-			default:
-				cells = append(cells, "-", "-")
-			}
-			cells = append(cells, fmt.Sprintf("%.0f", s.RPS))
-			if path == "direct" {
-				cells = append(cells, "")
-			} else {
-				cells = append(cells, fmt.Sprintf("%.0f%%", ratio))
-			}
-			cells = append(cells, svcCells...)
-			for len(cells) < 10 {
-				cells = append(cells, "")
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-			name = ""
-		}
-		row("direct", sc.Direct, 0, 0, 0)
-		if b := sc.Relay; b != nil {
-			row("tcp-relay", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio)
-		}
-		if b := sc.Baseline; b != nil {
-			row("reverse-proxy", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio)
-		}
-		allocs := "-"
-		if sc.AllocsPerRequest >= 0 {
-			allocs = fmt.Sprintf("%.0f", sc.AllocsPerRequest)
-		}
-		row("svc", sc.Svc, sc.AddedP50, sc.AddedP99, sc.RPSRatio, allocs, fmtBytes(sc.MaxRSS))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+// pathRow is one path's row of a scenario in the table.
+type pathRow struct {
+	path               string
+	stats              phaseStats
+	addedP50, addedP99 float64
+	ratio              float64
+	svcCells           []string // svc's row only: allocs/req and max RSS
+}
 
+// scenarioRows are a scenario's rows: direct, the reference paths, svc.
+func scenarioRows(sc scenarioResult) []pathRow {
+	rows := []pathRow{{path: "direct", stats: sc.Direct}}
+	if b := sc.Relay; b != nil {
+		rows = append(rows, pathRow{"tcp-relay", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio, nil})
+	}
+	if b := sc.Baseline; b != nil {
+		rows = append(rows, pathRow{"reverse-proxy", b.phaseStats, b.AddedP50, b.AddedP99, b.RPSRatio, nil})
+	}
+	allocs := "-"
+	if sc.AllocsPerRequest >= 0 {
+		allocs = fmt.Sprintf("%.0f", sc.AllocsPerRequest)
+	}
+	return append(rows, pathRow{"svc", sc.Svc, sc.AddedP50, sc.AddedP99, sc.RPSRatio, []string{allocs, fmtBytes(sc.MaxRSS)}})
+}
+
+// writeScenarioRows prints a scenario's rows to the table, its name on the
+// first only.
+func writeScenarioRows(tw io.Writer, sc scenarioResult) {
+	name := fmt.Sprintf("%s c=%d", sc.Mode, sc.Concurrency)
+	directOK := sc.Direct.Requests > sc.Direct.Failures
+	for _, row := range scenarioRows(sc) {
+		fmt.Fprintln(tw, strings.Join(row.cells(name, directOK), "\t")+"\t")
+		name = ""
+	}
+}
+
+// cells are the row's ten cells, under the scenario's name ("" but on its
+// first row); the added latencies are "-" unless both the path and direct
+// (directOK) had requests that succeeded.
+func (p pathRow) cells(name string, directOK bool) []string {
+	s := p.stats
+	ok := s.Requests > s.Failures
+	cells := append([]string{name, p.path}, latencyCells(ok, s)...)
+	switch {
+	case p.path == "direct":
+		cells = append(cells, "", "")
+	case ok && directOK:
+		cells = append(cells, fmtAdded(p.addedP50), fmtAdded(p.addedP99))
+	default:
+		cells = append(cells, "-", "-")
+	}
+	cells = append(cells, fmt.Sprintf("%.0f", s.RPS))
+	if p.path == "direct" {
+		cells = append(cells, "")
+	} else {
+		cells = append(cells, fmt.Sprintf("%.0f%%", p.ratio))
+	}
+	cells = append(cells, p.svcCells...)
+	for len(cells) < 10 {
+		cells = append(cells, "")
+	}
+	return cells
+}
+
+// writeSummary prints what follows the table: the streams' time to first
+// byte, svc's peak RSS and the failures.
+func writeSummary(w io.Writer, r *report) {
 	var ttfb []string
 	for _, sc := range r.Scenarios {
 		if sc.Mode == modeStream {
-			proxy := ""
-			if b := sc.Relay; b != nil {
-				proxy = fmt.Sprintf(", tcp-relay %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
-			}
-			if b := sc.Baseline; b != nil {
-				proxy += fmt.Sprintf(", reverse-proxy %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
-			}
-			ttfb = append(ttfb, fmt.Sprintf("c=%d direct %s/%s%s, via svc %s/%s",
-				sc.Concurrency, fmtMS(sc.Direct.TTFBP50), fmtMS(sc.Direct.TTFBP99), proxy, fmtMS(sc.Svc.TTFBP50), fmtMS(sc.Svc.TTFBP99)))
+			ttfb = append(ttfb, streamTTFB(sc))
 		}
 	}
 	if len(ttfb) > 0 {
@@ -281,11 +317,31 @@ func writeTable(w io.Writer, r *report) error {
 	} else {
 		fmt.Fprintln(w, "failed requests: 0")
 	}
-	return nil
+}
+
+// streamTTFB is a stream scenario's time to first byte on each path.
+func streamTTFB(sc scenarioResult) string {
+	proxy := ""
+	if b := sc.Relay; b != nil {
+		proxy = fmt.Sprintf(", tcp-relay %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
+	}
+	if b := sc.Baseline; b != nil {
+		proxy += fmt.Sprintf(", reverse-proxy %s/%s", fmtMS(b.TTFBP50), fmtMS(b.TTFBP99))
+	}
+	return fmt.Sprintf("c=%d direct %s/%s%s, via svc %s/%s",
+		sc.Concurrency, fmtMS(sc.Direct.TTFBP50), fmtMS(sc.Direct.TTFBP99), proxy, fmtMS(sc.Svc.TTFBP50), fmtMS(sc.Svc.TTFBP99))
 }
 
 func writeJSON(w io.Writer, r any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// openLoadNote says how a run with -rate loaded svc; "" for a closed loop.
+func openLoadNote(rate float64) string {
+	if rate <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", an open load of %.0f requests/s (at most c in flight, each timed from when it was due)", rate)
 }

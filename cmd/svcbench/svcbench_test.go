@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +52,7 @@ func TestParseFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-c", "0"}, {"-c", "x"}, {"-modes", "batch"}, {"-n", "0"}, {"-gateway", "http://h"},
 		{"-vkey", "k"}, {"-svc-pid", "3"}, {"-gateway", "http://h:1", "-vkey", "k", "-cpuprofile-svc", "p"}, {"-baseline-idle", "-1"}, {"-svc-env", "novalue"}, {"extra"}, {"-chunks", "0"},
+		{"-rate", "NaN"}, {"-rate", "-1"}, {"-rate", "1e-9"}, {"-rate", "2e6"}, {"-bridge-cpus", "0"},
 	} {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseFlags(%q): got no error", args)
@@ -57,6 +60,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-n", "0", "-duration", "1s"}, &bytes.Buffer{}); err != nil {
 		t.Errorf("-n 0 -duration 1s: %v", err)
+	}
+	if o, err := parseFlags([]string{"-rate", "5000"}, &bytes.Buffer{}); err != nil || o.rate != 5000 {
+		t.Errorf("-rate 5000: %v", err)
 	}
 }
 
@@ -276,5 +282,25 @@ func TestStartGatewayReportsEarlyExit(t *testing.T) {
 	_, err := startGateway(context.Background(), gatewaySpec{bin: "/bin/false", upstream: "http://127.0.0.1:1/v1", log: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "svc exited") {
 		t.Errorf("got %v, want an error saying svc exited", err)
+	}
+}
+
+// A reference that fails to start stops those started before it: here the
+// relay, on a CPU list taskset refuses, after the fake upstream.
+func TestStartReferencesStopsOnError(t *testing.T) {
+	o := &options{fakeAddr: "127.0.0.1:0", chunks: 1, relay: true, svcCPUs: "not-a-cpu-list"}
+	rep := &report{}
+	stop, err := startReferences(context.Background(), o, rep, io.Discard)
+	if err == nil {
+		stop()
+		t.Fatal("the relay started on a CPU list taskset cannot read")
+	}
+	if rep.Upstream == "" {
+		t.Fatalf("the fake upstream was not started first: %v", err)
+	}
+	resp, err := http.Get(rep.Upstream + "/models")
+	if err == nil {
+		resp.Body.Close()
+		t.Errorf("the fake upstream at %s still answers after the relay failed to start", rep.Upstream)
 	}
 }

@@ -133,11 +133,13 @@ type variantRun struct {
 
 // variantReport is a -variants run.
 type variantReport struct {
-	Requests  int    `json:"requests_per_phase,omitempty"`
-	Duration  string `json:"duration_per_phase,omitempty"`
-	Warmup    int    `json:"warmup_requests"`
-	Rounds    int    `json:"rounds"`
-	Reference string `json:"reference"`
+	Requests int    `json:"requests_per_phase,omitempty"`
+	Duration string `json:"duration_per_phase,omitempty"`
+	// Rate is -rate: requests per second of an open load, 0 a closed loop.
+	Rate      float64 `json:"rate_per_second,omitempty"`
+	Warmup    int     `json:"warmup_requests"`
+	Rounds    int     `json:"rounds"`
+	Reference string  `json:"reference"`
 	// Variants are in the order given; Runs in the order they ran.
 	Variants     []string        `json:"variants"`
 	Runs         []variantRun    `json:"runs"`
@@ -155,6 +157,7 @@ func benchVariants(ctx context.Context, o *options, progress io.Writer) (*varian
 			rep.Reference = v.name
 		}
 	}
+	rep.Rate = o.rate
 	if o.duration > 0 {
 		rep.Duration = o.duration.String()
 	} else {
@@ -224,7 +227,7 @@ func maxOf(xs []int) int {
 
 // runVariant starts v's svc, runs every scenario against it and stops it.
 func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookURL string, client *http.Client, progress io.Writer) (_ *variantRun, err error) {
-	spec := gatewaySpec{bin: bin, upstream: upstream, log: progress, extraEnv: append(append([]string{}, v.env...), o.svcEnv...), cpus: o.svcCPUs}
+	spec := gatewaySpec{bin: bin, upstream: upstream, log: progress, extraEnv: append(append([]string{}, v.env...), o.svcEnv...), cpus: o.svcCPUs, bridgeCPUs: o.bridgeCPUs}
 	if v.hang {
 		spec.extraEnv = append([]string{"SVC_SLACK_WEBHOOK_URL=" + hookURL}, spec.extraEnv...)
 	}
@@ -259,25 +262,32 @@ func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookU
 	for _, mode := range o.modes {
 		body := requestBodySized(o.model, mode == modeStream, o.promptBytes)
 		for _, c := range o.concurrency {
-			phase := func(t target, n int, d time.Duration) phaseStats {
-				return stats(runPhase(ctx, client, phaseSpec{target: t, body: body, stream: mode == modeStream, concurrency: c, n: n, duration: d}))
+			// phase measures n requests (or d long) on t; warm names a
+			// warm-up in a warning.
+			phase := func(t target, n int, d time.Duration, warm bool) phaseStats {
+				what := v.name + " " + t.name
+				if warm {
+					what = "warm-up " + what
+				}
+				return stats(measuredPhase(ctx, client, progress, what,
+					phaseSpec{target: t, body: body, stream: mode == modeStream, concurrency: c, n: n, duration: d, rate: o.rate}))
 			}
-			sc := scenarioResult{Mode: mode, Concurrency: c, AllocsPerRequest: -1, CPUPerRequest: -1}
+			sc := scenarioResult{Mode: mode, Concurrency: c, AllocsPerRequest: -1, CPUPerRequest: -1, ProxyCPUPerRequest: -1}
 			if o.warmup > 0 {
-				phase(direct, o.warmup, 0)
+				phase(direct, o.warmup, 0, true)
 			}
-			sc.Direct = phase(direct, o.n, o.duration)
+			sc.Direct = phase(direct, o.n, o.duration, false)
 			if o.warmup > 0 {
 				w0 := bridgeWritten(ctx, gw)
-				warm := phase(svc, o.warmup, 0)
+				warm := phase(svc, o.warmup, 0, true)
 				if v.writes {
 					drained(ctx, gw, w0, warm.Requests)
 				}
 			}
 			m0, err0 := mallocs(ctx, client, gw.proxyURL+"/metrics")
 			w0 := bridgeWritten(ctx, gw)
-			cpu0, errc0 := gw.cpu()
-			sc.Svc = phase(svc, o.n, o.duration)
+			cpu0, proxy0, errc0 := gw.cpu()
+			sc.Svc = phase(svc, o.n, o.duration, false)
 			m1, err1 := mallocs(ctx, client, gw.proxyURL+"/metrics")
 			if err0 == nil && err1 == nil && sc.Svc.Requests > 0 {
 				sc.AllocsPerRequest = (m1 - m0) / float64(sc.Svc.Requests)
@@ -289,8 +299,11 @@ func runVariant(ctx context.Context, o *options, v variant, bin, upstream, hookU
 					fmt.Fprintf(progress, "svcbench: warning: %s %s c=%d: the bridge had not written the phase's entries %s after it\n", v.name, mode, c, wait)
 				}
 			}
-			if cpu1, errc1 := gw.cpu(); errc0 == nil && errc1 == nil && sc.Svc.Requests > 0 {
-				sc.CPUPerRequest = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(sc.Svc.Requests)
+			if cpu1, proxy1, errc1 := gw.cpu(); errc0 == nil && errc1 == nil && sc.Svc.Requests > 0 {
+				perRequest := func(d time.Duration) float64 {
+					return float64(d) / float64(time.Microsecond) / float64(sc.Svc.Requests)
+				}
+				sc.CPUPerRequest, sc.ProxyCPUPerRequest = perRequest(cpu1-cpu0), perRequest(proxy1-proxy0)
 			}
 			compare(&sc)
 			run.Scenarios = append(run.Scenarios, sc)

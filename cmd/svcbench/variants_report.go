@@ -29,6 +29,9 @@ type variantMedian struct {
 	// bridge took to finish writing after the phase.
 	CPUPerRequest float64 `json:"svc_cpu_us_per_request"`
 	CPURatio      float64 `json:"cpu_ratio"`
+	// ProxyCPURatio is CPURatio for svc's first process alone (the proxy,
+	// without a split setup's bridge process).
+	ProxyCPURatio float64 `json:"proxy_cpu_ratio"`
 	DrainMS       float64 `json:"drain_ms"`
 	AddedP50Ratio float64 `json:"added_p50_ratio"`
 	AddedP99Ratio float64 `json:"added_p99_ratio"`
@@ -92,7 +95,7 @@ func summarize(rep *variantReport) []variantMedian {
 			if v != versus {
 				m.Versus = versus
 			}
-			var p50, p99, add50, add99, rps, allocs, cpu, drain, r50, r99, rr, rc []float64
+			var p50, p99, add50, add99, rps, allocs, cpu, drain, r50, r99, rr, rc, rf []float64
 			for round := 1; round <= rep.Rounds; round++ {
 				sc, ok := byKey[key{v, s.mode, s.c, round}]
 				if !ok {
@@ -115,6 +118,9 @@ func summarize(rep *variantReport) []variantMedian {
 					if sc.CPUPerRequest > 0 && ref.CPUPerRequest > 0 {
 						rc = append(rc, ratio(sc.CPUPerRequest, ref.CPUPerRequest))
 					}
+					if sc.ProxyCPUPerRequest > 0 && ref.ProxyCPUPerRequest > 0 {
+						rf = append(rf, ratio(sc.ProxyCPUPerRequest, ref.ProxyCPUPerRequest))
+					}
 				}
 			}
 			m.SvcP50, m.SvcP99, m.AddedP50, m.AddedP99, m.RPS = median(p50), median(p99), median(add50), median(add99), median(rps)
@@ -125,7 +131,7 @@ func summarize(rep *variantReport) []variantMedian {
 			if len(cpu) > 0 {
 				m.CPUPerRequest = median(cpu)
 			}
-			m.DrainMS, m.CPURatio = median(drain), median(rc)
+			m.DrainMS, m.CPURatio, m.ProxyCPURatio = median(drain), median(rc), median(rf)
 			m.AddedP50Ratio, m.AddedP99Ratio, m.RPSRatio = median(r50), median(r99), median(rr)
 			if w := written[v]; len(w) > 0 {
 				m.BridgeWritten = int64(median(w))
@@ -150,13 +156,14 @@ func writeVariantsTable(w io.Writer, r *variantReport) error {
 	if r.Duration != "" {
 		per = r.Duration + " per phase"
 	}
+	per += openLoadNote(r.Rate)
 	fmt.Fprintf(w, "svcbench -variants: %s after %d warm-up requests, %d rounds (variants in rotating order, each a fresh svc;\n", per, r.Warmup, r.Rounds)
 	fmt.Fprintf(w, "  each svc phase right after its own direct phase). Medians over the rounds; \"× ref\" are medians of the\n")
 	fmt.Fprintf(w, "  per-round ratios to the variant named under \"vs\", measured in the same round. \"CPU/req\" is svc's CPU time\n")
 	fmt.Fprintf(w, "  (all its processes) per request, from the phase's start until the bridge had written the phase's entries\n")
 	fmt.Fprintf(w, "  (\"drain\" after the phase's end): what a request and its audit entry cost, whatever else loads the machine.\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tvariant\tsvc p50\tsvc p99\tadded p50\tadded p99\trps\tallocs/req\tCPU/req\tdrain\tvs\tadded p50 × ref\tadded p99 × ref\trps × ref\tCPU × ref\t")
+	fmt.Fprintln(tw, "scenario\tvariant\tsvc p50\tsvc p99\tadded p50\tadded p99\trps\tallocs/req\tCPU/req\tdrain\tvs\tadded p50 × ref\tadded p99 × ref\trps × ref\tCPU × ref\tproxy CPU × ref\t")
 	last := ""
 	for _, m := range r.Summary {
 		name := fmt.Sprintf("%s c=%d", m.Mode, m.Concurrency)
@@ -176,9 +183,9 @@ func writeVariantsTable(w io.Writer, r *variantReport) error {
 		if m.DrainMS > 0 {
 			drain = fmt.Sprintf("%.0fms", m.DrainMS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, m.Variant, fmtMS(m.SvcP50), fmtMS(m.SvcP99),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, m.Variant, fmtMS(m.SvcP50), fmtMS(m.SvcP99),
 			fmtAdded(m.AddedP50), fmtAdded(m.AddedP99), m.RPS, allocs, cpu, drain, m.Versus, fmtRatio(m.AddedP50Ratio), fmtRatio(m.AddedP99Ratio),
-			fmtRatio(m.RPSRatio), fmtRatio(m.CPURatio))
+			fmtRatio(m.RPSRatio), fmtRatio(m.CPURatio), fmtRatio(m.ProxyCPURatio))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
