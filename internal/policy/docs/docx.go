@@ -343,7 +343,7 @@ func (p *wordParser) endElement(s *partState, local string) error {
 			}
 		}
 	case "tr":
-		p.endRow(s)
+		return p.endRow(s)
 	case "tbl":
 		if n := len(s.tables); n > 0 {
 			s.tables = s.tables[:n-1]
@@ -371,19 +371,26 @@ func (p *wordParser) endParagraph(s *partState) error {
 }
 
 // endRow ends a table row: its non-empty cells joined are one paragraph
-// of an outermost table, or text of the enclosing cell in a nested one.
-func (p *wordParser) endRow(s *partState) {
+// of an outermost table, or text of the enclosing cell in a nested one
+// (failing with ErrTooLarge once that cell passes the text limit, as a
+// paragraph's end does).
+func (p *wordParser) endRow(s *partState) error {
 	n := len(s.tables)
 	if n == 0 {
-		return
+		return nil
 	}
 	row := joinCells(s.tables[n-1].cells)
-	if n > 1 {
-		// A nested table's row is text of the enclosing cell.
-		appendCellText(&s.tables[n-2].cell, row)
-	} else {
+	if n == 1 {
 		p.emit(row, false)
+		return nil
 	}
+	// A nested table's row is text of the enclosing cell.
+	c := &s.tables[n-2].cell
+	appendCellText(c, row)
+	if c.Len() > p.b.lim.MaxText {
+		return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
+	}
+	return nil
 }
 
 // appendCellText adds text to a cell's, a space between them.

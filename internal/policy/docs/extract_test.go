@@ -394,6 +394,21 @@ func TestExtractDOCXLimits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("nested table rows past the text limit", func(t *testing.T) {
+		// Each paragraph, cell and row is under the limit; the enclosing
+		// cell passes it at the nested table's second row.
+		cell := "<w:tc><w:p><w:r><w:t>" + strings.Repeat("x", 30) + "</w:t></w:r></w:p></w:tc>"
+		row := "<w:tr>" + strings.Repeat(cell, 3) + "</w:tr>"
+		doc := "<w:document " + docxNS + "><w:body><w:tbl><w:tr><w:tc><w:tbl>" + strings.Repeat(row, 3) +
+			"</w:tbl></w:tc></w:tr></w:tbl></w:body></w:document>"
+		lim := DefaultLimits
+		lim.MaxText = 100
+		_, err := ExtractLimits(t.Context(), zipOf(t, map[string]string{"word/document.xml": doc}), lim)
+		// Refused where the cell passes the limit, not later by the total.
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "table cell") {
+			t.Errorf("ExtractLimits = %v, want ErrTooLarge for the table cell", err)
+		}
+	})
 	t.Run("malformed xml", func(t *testing.T) {
 		data := zipOf(t, map[string]string{"word/document.xml": "<w:document " + docxNS + "><w:p>"})
 		if _, err := Extract(t.Context(), data); !errors.Is(err, ErrUnreadable) {
