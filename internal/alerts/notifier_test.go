@@ -251,14 +251,21 @@ func TestFailingReceiversDoNotStopOthers(t *testing.T) {
 		t.Errorf("svc_alerts_dropped_total{queue_full} = %v, want at least %d (Slack's overflow)", got, count-queue-workers)
 	}
 
-	recent, err := n.Recent(context.Background(), 1)
-	if err != nil || len(recent) != 1 {
-		t.Fatalf("Recent: %v, %d alerts", err, len(recent))
-	}
+	// The drop is counted just before the delivery's end is recorded:
+	// wait for the record.
+	var recent []alerts.Sent
 	status := map[string]string{}
-	for _, d := range recent[0].Delivery {
-		status[d.Platform] = d.Status
-	}
+	eventually(t, "the last alert's Teams delivery recorded as failed", func() bool {
+		var err error
+		recent, err = n.Recent(context.Background(), 1)
+		if err != nil || len(recent) != 1 {
+			t.Fatalf("Recent: %v, %d alerts", err, len(recent))
+		}
+		for _, d := range recent[0].Delivery {
+			status[d.Platform] = d.Status
+		}
+		return status["teams"] != alerts.StatusPending
+	})
 	if status["discord"] != alerts.StatusSent || status["teams"] != alerts.StatusFailed {
 		t.Errorf("last alert's delivery = %+v, want discord sent and teams failed", recent[0].Delivery)
 	}

@@ -90,10 +90,11 @@ func (p *twoProcesses) revoke(t *testing.T) {
 	}
 }
 
-// refused waits until the proxy refuses the key, for up to a second.
+// refused waits until the proxy refuses the key, for up to 5 s (the key
+// cache's TTL is an hour: only a followed change gets there in time).
 func (p *twoProcesses) refused(t *testing.T, what string) {
 	t.Helper()
-	storetest.Eventually(t, time.Second, func() error {
+	storetest.Eventually(t, 5*time.Second, func() error {
 		_, err := p.proxy.Authenticate(t.Context(), Credentials{Bearer: p.secret})
 		if err != nil && apierr.KindOf(err) == apierr.Unauthenticated {
 			return nil

@@ -152,6 +152,12 @@ func newCache(t testing.TB, kv store.KV, o Options) *Cache {
 	if o.FollowInterval == 0 {
 		o.FollowInterval = 10 * time.Millisecond
 	}
+	if o.StoreTimeout == 0 {
+		// The default 100 ms is for the request path; a Redis call of a
+		// test under -race on a busy machine may take longer, and a lookup
+		// that timed out would be a miss the test did not mean.
+		o.StoreTimeout = 5 * time.Second
+	}
 	c, err := New(kv, o)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,14 +159,20 @@ func TestPanicSettles(t *testing.T) {
 	}
 }
 
-// slowSettle delays the store's Settle, as a remote store under load would.
-type slowSettle struct {
+// heldSettle holds the store's Settle while a gate is set, as a remote
+// store under load would delay it.
+type heldSettle struct {
 	store.KV
-	delay time.Duration
+	gate *atomic.Pointer[chan struct{}]
 }
 
-func (s slowSettle) Settle(ctx context.Context, req store.SettleRequest) (store.SettleResult, error) {
-	time.Sleep(s.delay)
+func (s heldSettle) Settle(ctx context.Context, req store.SettleRequest) (store.SettleResult, error) {
+	if g := s.gate.Load(); g != nil {
+		select {
+		case <-*g:
+		case <-time.After(5 * time.Second): // a Settle on the caller's path: the test fails, not hangs
+		}
+	}
 	return s.KV.Settle(ctx, req)
 }
 
@@ -173,7 +180,8 @@ func (s slowSettle) Settle(ctx context.Context, req store.SettleRequest) (store.
 // before it returns, so the caller's next call near the cap is admitted;
 // with Settle the reservation may still be held (the race SettleNow is for).
 func TestSettleNow(t *testing.T) {
-	l := newTest(slowSettle{newMemKV(t), 50 * time.Millisecond}, testPrices(t), Options{})
+	gate := new(atomic.Pointer[chan struct{}])
+	l := newTest(heldSettle{newMemKV(t), gate}, testPrices(t), Options{})
 	p := &identity.Principal{Kind: identity.VirtualKey, ID: "tools"}
 	lim := Limits{MaxBudgetUSD: 0.6}
 	call := func(settleNow bool) error {
@@ -195,10 +203,13 @@ func TestSettleNow(t *testing.T) {
 	}
 	// The same three calls with the settlement off the caller's path: the
 	// third finds the first two reservations still held (0.75 > 0.6).
+	held := make(chan struct{})
+	gate.Store(&held)
 	var refused bool
 	for range 3 {
 		refused = refused || call(false) != nil
 	}
+	close(held)
 	l.Settled()
 	if !refused {
 		t.Error("Settle released reservations before returning: this test no longer shows the race SettleNow closes")

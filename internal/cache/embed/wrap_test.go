@@ -273,7 +273,8 @@ func TestBatchRespectsMaxBatch(t *testing.T) {
 
 func TestBatchCancelDoesNotFailOthers(t *testing.T) {
 	f := &fake{dim: 16, release: make(chan struct{}), started: make(chan struct{}, 4)}
-	b := Batch(f, 64, 100*time.Millisecond)
+	b := Batch(f, 2, time.Hour) // sent when both callers have joined, however late the second
+
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
 	go func() { _, err := b.Embed(ctx, []string{"cancelled"}); errs <- err }()

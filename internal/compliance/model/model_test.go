@@ -194,9 +194,12 @@ func TestReplicasShareTheModel(t *testing.T) {
 			if _, err := m1.Learn(t.Context(), Feedback{ScanID: scanID("rep", 0, false), UserID: "alice", Vector: v, Label: 0, Predicted: before}); err != nil {
 				t.Fatal(err)
 			}
+			// The second is checked end to end by e2e's
+			// TestComplianceReplicasShareTheModel; here, under -race on a
+			// shared database, only that the change arrives.
 			for m2.Predict(v) == before {
-				if time.Since(start) > time.Second {
-					t.Fatalf("the other replica's score did not change within a second (still %.4f)", before)
+				if time.Since(start) > 5*time.Second {
+					t.Fatalf("the other replica's score did not change within 5 s (still %.4f)", before)
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
@@ -342,7 +345,7 @@ func TestScoreNeverWaitsForLearning(t *testing.T) {
 		go func() { p, _ := m.Score(v); done <- p }()
 		select {
 		case <-done:
-		case <-time.After(time.Second):
+		case <-time.After(5 * time.Second):
 			t.Errorf("Score waited for the applier's lock")
 		}
 		m.mu.Unlock()
