@@ -5,9 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/svc-gateway/svc/internal/apierr"
 	. "github.com/svc-gateway/svc/internal/auth"
 	"github.com/svc-gateway/svc/internal/store/memkv"
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
@@ -63,5 +67,103 @@ func TestRevokedWhileLookingUp(t *testing.T) {
 	hs.read = nil
 	if _, err := k.Authenticate(ctx, Credentials{Bearer: secret}); err == nil {
 		t.Fatal("a revoked key was accepted: the in-flight lookup cached it as valid")
+	}
+}
+
+// firstHeld holds the first hash lookup until released and counts them all.
+type firstHeld struct {
+	KeyStore
+	reads   atomic.Int64
+	held    chan struct{} // closed when the first lookup has read
+	release chan struct{}
+}
+
+func newFirstHeld(ks KeyStore) *firstHeld {
+	return &firstHeld{KeyStore: ks, held: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (f *firstHeld) VirtualKeyByHash(ctx context.Context, hash string) (VirtualKey, error) {
+	vk, err := f.KeyStore.VirtualKeyByHash(ctx, hash)
+	if f.reads.Add(1) == 1 {
+		close(f.held)
+		<-f.release
+	}
+	return vk, err
+}
+
+func newHeldKeys(t *testing.T) (*Keys, *firstHeld) {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	kv := memkv.New()
+	t.Cleanup(func() { kv.Close() })
+	fh := newFirstHeld(NewSQLKeyStore(db))
+	return NewKeys(fh, kv, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil))), fh
+}
+
+// TestConcurrentMissesShareARead: a burst of requests with a key no
+// process has cached is one store read, not one per request (300 at once
+// once took PostgreSQL past its connection limit).
+func TestConcurrentMissesShareARead(t *testing.T) {
+	k, fh := newHeldKeys(t)
+	_, secret, err := k.Create(t.Context(), CreateParams{Alias: "burst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, k)
+	const n = 20
+	var g errgroup.Group
+	for range n {
+		g.Go(func() error {
+			_, err := k.Authenticate(t.Context(), Credentials{Bearer: secret})
+			return err
+		})
+	}
+	<-fh.held
+	// Let the others arrive while the first read is held: each either
+	// joins it or, arriving later, finds the key cached. Without sharing,
+	// they would read the store themselves meanwhile.
+	deadline := time.Now().Add(time.Second)
+	for fh.reads.Load() < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(fh.release)
+	if err := g.Wait(); err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+	if got := fh.reads.Load(); got != 1 {
+		t.Errorf("%d concurrent lookups of one key read the store %d times, want 1", n, got)
+	}
+}
+
+// TestMissAfterRevocationDoesNotJoin: a lookup that starts after a
+// revocation does not share a read that began before it: it reads the
+// store itself and is refused at once.
+func TestMissAfterRevocationDoesNotJoin(t *testing.T) {
+	k, fh := newHeldKeys(t)
+	vk, secret, err := k.Create(t.Context(), CreateParams{Alias: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, k)
+	first := make(chan error, 1)
+	go func() {
+		_, err := k.Authenticate(t.Context(), Credentials{Bearer: secret})
+		first <- err
+	}()
+	<-fh.held // read the key, still valid, and held
+	if _, err := k.Revoke(t.Context(), vk.ID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = k.Authenticate(ctx, Credentials{Bearer: secret})
+	close(fh.release)
+	<-first // began before the revocation: its answer may be either
+	if apierr.KindOf(err) != apierr.Unauthenticated {
+		t.Fatalf("a lookup after the revocation: %v, want Unauthenticated (not the held read's answer)", err)
 	}
 }

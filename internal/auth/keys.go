@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"github.com/svc-gateway/svc/internal/apierr"
 	"github.com/svc-gateway/svc/internal/identity"
 	"github.com/svc-gateway/svc/internal/store"
+	"golang.org/x/sync/singleflight"
 )
 
 // KeyPrefix starts every virtual key.
@@ -70,7 +72,13 @@ type Keys struct {
 	// revoked, and its notice handled, while the store answered).
 	// It is changed under mu (with the cache) and read without it.
 	epoch atomic.Uint64
+	// loads shares one store read among concurrent misses of one key.
+	loads singleflight.Group
 }
+
+// loadTimeout bounds one shared store read of a key (it outlives the
+// caller that started it when others wait for it too).
+const loadTimeout = 10 * time.Second
 
 type cached struct {
 	p       *identity.Principal // nil: no such key, or revoked
@@ -268,7 +276,7 @@ func (k *Keys) Authenticate(ctx context.Context, c Credentials) (*identity.Princ
 	c0, ok := k.cachedKey(sum, now)
 	if !ok {
 		var err error
-		c0, err = k.load(ctx, sum, now)
+		c0, err = k.lookup(ctx, sum, now)
 		if err != nil {
 			return nil, err
 		}
@@ -288,6 +296,35 @@ func (k *Keys) cachedKey(sum [32]byte, now time.Time) (cached, bool) {
 	c, ok := k.cache[sum]
 	k.mu.RUnlock()
 	return c, ok && !now.After(c.expires)
+}
+
+// lookup reads sum's record from the store. While the cache is trusted,
+// concurrent misses of one key share one read (a burst of requests with a
+// new key is one query, not one per request); a miss after an eviction or
+// flush does not join a read that began before it (the epoch is part of the
+// key). Untrusted, every lookup reads the store itself, so a revocation
+// made meanwhile holds at once.
+func (k *Keys) lookup(ctx context.Context, sum [32]byte, now time.Time) (cached, error) {
+	if !k.trust.Trusted() {
+		return k.load(ctx, sum, now)
+	}
+	var key [len(sum) + 8]byte
+	copy(key[:], sum[:])
+	binary.LittleEndian.PutUint64(key[len(sum):], k.epoch.Load())
+	ch := k.loads.DoChan(string(key[:]), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
+		return k.load(lctx, sum, now)
+	})
+	select {
+	case <-ctx.Done():
+		return cached{}, apierr.Wrap(apierr.Unavailable, "store_unavailable", "key store unavailable", ctx.Err())
+	case r := <-ch:
+		if r.Err != nil {
+			return cached{}, r.Err
+		}
+		return r.Val.(cached), nil
+	}
 }
 
 func (k *Keys) load(ctx context.Context, sum [32]byte, now time.Time) (cached, error) {

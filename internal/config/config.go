@@ -74,6 +74,9 @@ type Config struct {
 	AuditChainKey string
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
+	// DatabaseMaxConns (SVC_DATABASE_MAX_CONNS) bounds this process's
+	// PostgreSQL connections; 0 = sqlstore.DefaultMaxConns.
+	DatabaseMaxConns int
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
 	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
@@ -419,6 +422,7 @@ func (p *parser) readStores(c *Config) {
 	c.MasterKey = p.str("SVC_MASTER_KEY", "")
 	c.AuditChainKey = p.str("SVC_AUDIT_CHAIN_KEY", "")
 	c.DatabaseURL = p.str("DATABASE_URL", "")
+	c.DatabaseMaxConns = p.intRange("SVC_DATABASE_MAX_CONNS", 0, 0, 10000)
 	c.RedisURL = p.str("KEYSTORE_REDIS_URL", p.str("REDIS_URL", ""))
 	c.RedisPrefix = p.str("SVC_REDIS_PREFIX", "svc:")
 }

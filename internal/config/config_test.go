@@ -39,13 +39,14 @@ func TestEveryBadSettingNamed(t *testing.T) {
 
 		"SVC_AUDIT_CHAIN_KEY":    "short-chain-key",
 		"SVC_UPSTREAM_TRANSPORT": "carrier-pigeon",
+		"SVC_DATABASE_MAX_CONNS": "-1",
 	}, built)
 	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want *config.Error", err)
 	}
 	msg := err.Error()
-	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT", "SVC_AUDIT_CHAIN_KEY"} {
+	for _, name := range []string{"PROXY_PORT", "MANAGEMENT_PORT", "SVC_LOG_HOT_TTL", "SERVICE_TYPE", "OPENAI_API_BASE", "GROQ_ENABLED", "DATABASE_URL", "SVC_LOG_LEVEL", "ADMIN_API_KEY", "KEYSTORE_REDIS_URL", "SVC_UPSTREAM_TRANSPORT", "SVC_AUDIT_CHAIN_KEY", "SVC_DATABASE_MAX_CONNS"} {
 		if !strings.Contains(msg, name+":") {
 			t.Errorf("error does not name %s:\n%s", name, msg)
 		}

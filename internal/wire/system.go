@@ -189,7 +189,7 @@ func (s *System) SQL() (*sqlstore.DB, error) {
 			}
 			url = "sqlite://" + abs
 		}
-		db, err := sqlstore.Open(s.ctx, url)
+		db, err := sqlstore.OpenWith(s.ctx, url, sqlstore.Options{MaxConns: s.Config.DatabaseMaxConns})
 		if err != nil {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}

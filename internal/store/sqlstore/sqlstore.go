@@ -78,6 +78,29 @@ type DB struct {
 // mode with a busy timeout, foreign keys on and write transactions that take
 // the write lock at BEGIN, so concurrent writers wait instead of failing.
 func Open(ctx context.Context, url string) (*DB, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// Options tune a connection pool.
+type Options struct {
+	// MaxConns bounds the pool's open connections to PostgreSQL (0:
+	// DefaultMaxConns). A request waits for a connection rather than
+	// opening one past the bound, so a burst of requests cannot take the
+	// database past its own connection limit (max_connections, shared by
+	// every replica). SQLite pools are sized by Open.
+	MaxConns int
+}
+
+// DefaultMaxConns is the PostgreSQL pool bound of a process: four per
+// usable CPU, at least 8.
+func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+
+// pgIdleTime is how long an idle PostgreSQL connection is kept: a burst's
+// connections are given back to the database when it has passed.
+const pgIdleTime = 5 * time.Minute
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, url string, o Options) (*DB, error) {
 	dialect, dsn, err := parseURL(url)
 	if err != nil {
 		return nil, err
@@ -92,6 +115,15 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	sqldb, err := sql.Open(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", dialect, err)
+	}
+	if dialect == DialectPostgres {
+		n := o.MaxConns
+		if n <= 0 {
+			n = DefaultMaxConns()
+		}
+		sqldb.SetMaxOpenConns(n)
+		sqldb.SetMaxIdleConns(n)
+		sqldb.SetConnMaxIdleTime(pgIdleTime)
 	}
 	if dialect == DialectSQLite {
 		if dsn == ":memory:" || strings.HasPrefix(dsn, ":memory:?") {

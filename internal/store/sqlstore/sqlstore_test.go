@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svc-gateway/svc/internal/store/sqlstore"
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
@@ -282,5 +284,42 @@ func TestErrorClasses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPostgresPoolBound: a burst of queries waits for the pool's
+// connections instead of opening one each (which took PostgreSQL past its
+// connection limit once).
+func TestPostgresPoolBound(t *testing.T) {
+	db, err := sqlstore.OpenWith(t.Context(), storetest.PostgresURL(t), sqlstore.Options{MaxConns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var (
+		g    errgroup.Group
+		mu   sync.Mutex
+		pids = map[int]bool{}
+	)
+	for range 12 {
+		g.Go(func() error {
+			var pid int
+			if err := db.QueryRow(t.Context(), `SELECT pg_backend_pid() FROM pg_sleep(0.05)`).Scan(&pid); err != nil {
+				return err
+			}
+			mu.Lock()
+			pids[pid] = true
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pids) > 3 {
+		t.Errorf("12 concurrent queries used %d connections, want at most 3", len(pids))
+	}
+	if sqlstore.DefaultMaxConns() < 8 {
+		t.Errorf("DefaultMaxConns() = %d, want at least 8", sqlstore.DefaultMaxConns())
 	}
 }
