@@ -42,6 +42,15 @@ func newKeys(t *testing.T, ttl time.Duration) (*Keys, *countingStore) {
 // newKeysNotFollowing is newKeys without its Run: it caches nothing.
 func newKeysNotFollowing(t *testing.T, ttl time.Duration) (*Keys, *countingStore) {
 	t.Helper()
+	var cs *countingStore
+	k := keysOver(t, ttl, func(ks KeyStore) KeyStore { cs = &countingStore{KeyStore: ks}; return cs })
+	return k, cs
+}
+
+// keysOver is a key manager over a fresh database's key store as wrap
+// returns it, on an in-process bus, not following it yet.
+func keysOver(t *testing.T, ttl time.Duration, wrap func(KeyStore) KeyStore) *Keys {
+	t.Helper()
 	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +58,7 @@ func newKeysNotFollowing(t *testing.T, ttl time.Duration) (*Keys, *countingStore
 	t.Cleanup(func() { db.Close() })
 	kv := memkv.New()
 	t.Cleanup(func() { kv.Close() })
-	cs := &countingStore{KeyStore: NewSQLKeyStore(db)}
-	return NewKeys(cs, kv, ttl, slog.New(slog.NewTextHandler(io.Discard, nil))), cs
+	return NewKeys(wrap(NewSQLKeyStore(db)), kv, ttl, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // follow runs k.Run until the test ends and waits until it follows

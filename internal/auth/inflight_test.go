@@ -93,15 +93,9 @@ func (f *firstHeld) VirtualKeyByHash(ctx context.Context, hash string) (VirtualK
 
 func newHeldKeys(t *testing.T) (*Keys, *firstHeld) {
 	t.Helper()
-	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	kv := memkv.New()
-	t.Cleanup(func() { kv.Close() })
-	fh := newFirstHeld(NewSQLKeyStore(db))
-	return NewKeys(fh, kv, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil))), fh
+	var fh *firstHeld
+	k := keysOver(t, time.Hour, func(ks KeyStore) KeyStore { fh = newFirstHeld(ks); return fh })
+	return k, fh
 }
 
 // TestConcurrentMissesShareARead: a burst of requests with a key no
