@@ -150,10 +150,12 @@ func TestFollowNoGoroutineLeft(t *testing.T) {
 
 // fakeBus fails its first failures Subscribes, then hands out
 // subscriptions the test ends by closing their channel. A blocking one's
-// Subscribe waits for ctx to end, then fails with errDown.
+// Subscribe closes entered (when set) and waits for ctx to end, then fails
+// with errDown.
 type fakeBus struct {
 	failures int
 	blocking bool
+	entered  chan struct{}
 	mu       sync.Mutex
 	calls    []time.Time // of Subscribe
 	subs     []*fakeSub
@@ -171,6 +173,12 @@ var errDown = errors.New("bus down")
 
 func (b *fakeBus) Subscribe(ctx context.Context, _ string) (store.Subscription, error) {
 	if b.blocking {
+		b.mu.Lock()
+		if b.entered != nil {
+			close(b.entered)
+			b.entered = nil
+		}
+		b.mu.Unlock()
 		<-ctx.Done()
 		return nil, errDown
 	}
@@ -348,8 +356,13 @@ func TestFollowReturnsWhenCtxEnds(t *testing.T) {
 	t.Run("subscribing", func(t *testing.T) {
 		ev := make(events, 100)
 		ctx, cancel := context.WithCancel(t.Context())
-		done := follow(ctx, &fakeBus{blocking: true}, ev.hooks(nil))
-		time.Sleep(10 * time.Millisecond)
+		entered := make(chan struct{})
+		done := follow(ctx, &fakeBus{blocking: true, entered: entered}, ev.hooks(nil))
+		select {
+		case <-entered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Follow did not subscribe within 5s")
+		}
 		cancel()
 		if err := returned(t, done, time.Second); err != nil {
 			t.Errorf("Follow returned %v, want nil", err)

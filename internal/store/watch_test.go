@@ -64,7 +64,14 @@ func TestPoll(t *testing.T) {
 				return errors.New("down")
 			}
 			return nil
-		}, func(err error) { failed <- err })
+		}, func(err error) {
+			// Never block Poll: a test stalled past the buffer's ten
+			// failures would keep it from seeing ctx end.
+			select {
+			case failed <- err:
+			default:
+			}
+		})
 	}()
 	select {
 	case err := <-failed:
@@ -75,7 +82,12 @@ func TestPoll(t *testing.T) {
 		t.Fatal("no failure passed on")
 	}
 	cancel()
-	if err := <-done; err != nil || n.Load() < 2 {
-		t.Errorf("Poll returned %v after %d loads", err, n.Load())
+	select {
+	case err := <-done:
+		if err != nil || n.Load() < 2 {
+			t.Errorf("Poll returned %v after %d loads", err, n.Load())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Poll did not return within 5s of ctx's end")
 	}
 }
