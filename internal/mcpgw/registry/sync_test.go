@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -207,13 +208,35 @@ func TestBusRecoveryHeals(t *testing.T) {
 	}
 }
 
-// TestRunOnce: a second Run of the same Registry is refused.
+// TestRunOnce: a second Run of the same Registry, while the first runs,
+// is refused at once.
 func TestRunOnce(t *testing.T) {
 	db := storetest.OpenSQL(t, storetest.SQLBackends[0].URL(t))
-	r := newRegistry(db, memkv.New(), nil)
+	bus := &enteredBus{KV: memkv.New(), entered: make(chan struct{})}
+	r := newRegistry(db, bus, nil)
 	run(t, r)
-	time.Sleep(50 * time.Millisecond)
-	if err := r.Run(t.Context()); err == nil {
-		t.Error("second Run = nil, want an error")
+	// Run subscribes first thing: once it has, it is running.
+	select {
+	case <-bus.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not subscribe within 5s")
 	}
+	// A second Run that ran would return nil when its ctx ends.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := r.Run(ctx); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second Run = %v, want the already-running error", err)
+	}
+}
+
+// enteredBus is a memkv bus that closes entered at its first Subscribe.
+type enteredBus struct {
+	*memkv.KV
+	once    sync.Once
+	entered chan struct{}
+}
+
+func (b *enteredBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
+	b.once.Do(func() { close(b.entered) })
+	return b.KV.Subscribe(ctx, channel)
 }
