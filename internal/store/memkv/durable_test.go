@@ -154,6 +154,12 @@ func TestDurableLoad(t *testing.T) {
 		want string
 	}{{"spend:a", "40"}, {"spend:soon", "3"}, {"spend:gone", ""}, {"old:b", ""}} {
 		got, err := kv.Get(ctx, tt.key)
+		if tt.key == "spend:soon" && !time.Now().Before(soon) {
+			// A stall of the machine took this Get past the stored expiry:
+			// either answer is right then.
+			t.Logf("Get(spend:soon) came %v after its expiry: not checked", time.Since(soon))
+			continue
+		}
 		if tt.want == "" {
 			if !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Get(%s): got %q, %v, want store.ErrNotFound", tt.key, got, err)
