@@ -335,21 +335,23 @@ func reserveEdges(t *testing.T, kv CounterKV) {
 func reserveTTL(t *testing.T, kv CounterKV) {
 	ctx := t.Context()
 	const short = 80 * time.Millisecond
-	if _, _, err := kv.Reserve(ctx, "period", 3, 10, short); err != nil {
-		t.Fatalf("Reserve: %v", err)
-	}
 	// Later reservations do not extend the ttl.
-	if _, _, err := kv.Reserve(ctx, "period", 3, 10, time.Hour); err != nil {
-		t.Fatalf("Reserve: %v", err)
-	}
+	period := beforeExpiry(t, short, "period", func(key string, ttl time.Duration) {
+		if _, _, err := kv.Reserve(ctx, key, 3, 10, ttl); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+		if _, _, err := kv.Reserve(ctx, key, 3, 10, time.Hour); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+	})
 	if _, _, err := kv.Reserve(ctx, "forever", 3, 10, 0); err != nil {
 		t.Fatalf("Reserve: %v", err)
 	}
 	if _, _, err := kv.Reserve(ctx, "forever", 3, 10, short); err != nil {
 		t.Fatalf("Reserve: %v", err)
 	}
-	waitNotFound(t, kv, "period")
-	if ok, total, err := kv.Reserve(ctx, "period", 9, 10, time.Hour); err != nil || !ok || total != 9 {
+	waitNotFound(t, kv, period)
+	if ok, total, err := kv.Reserve(ctx, period, 9, 10, time.Hour); err != nil || !ok || total != 9 {
 		t.Errorf("Reserve after the counter expired: got %v, %d, %v, want true, 9, nil", ok, total, err)
 	}
 	time.Sleep(2 * short)
