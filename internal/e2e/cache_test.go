@@ -186,7 +186,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	// a writes the shared tier off its answer's path: b finds the entry
 	// once it is there. b never stores (no-store), so a hit is a's entry.
 	var hr *http.Response
-	if !eventually(func() bool {
+	if !eventually(5*time.Second, func() bool {
 		if _, err := cb.Chat.Completions.New(ctx, ask("How do I reset my password?"), option.WithResponseInto(&hr),
 			option.WithHeader("x-svc-cache", "no-store")); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/svc-gateway/svc/internal/providertest"
 )
@@ -62,7 +63,7 @@ func TestOneBadRowCostsNoOtherEntries(t *testing.T) {
 	}
 	wg.Wait()
 	var page struct{ Total int }
-	ok := eventually(func() bool {
+	ok := eventually(5*time.Second, func() bool {
 		g.admin("GET", "/api/vas/logs?limit=1", nil, &page)
 		return page.Total == 60
 	})

@@ -315,7 +315,7 @@ func TestNginxConfig(t *testing.T) {
 		// request must not reach it).
 		question := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What is the capital of France?"}]`)
 		small := append(bytes.Clone(question), '}')
-		if !eventually(func() bool {
+		if !eventually(5*time.Second, func() bool {
 			resp, answer := postTo(t, ng.public+"/v1/chat/completions", key, small)
 			if resp.StatusCode != 200 {
 				t.Fatalf("chat through nginx: %d %s", resp.StatusCode, answer)

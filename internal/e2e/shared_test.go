@@ -84,7 +84,7 @@ func TestAcrossProcesses(t *testing.T) {
 	if code := mg.admin("POST", "/api/enterprise/vkeys/"+id+"/revoke", nil, nil); code != 200 {
 		t.Fatalf("revoke: %d", code)
 	}
-	if !eventually(func() bool {
+	if !eventually(time.Second, func() bool {
 		_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi"))
 		return statusOf(err) == 401
 	}) {
@@ -100,7 +100,7 @@ func TestAcrossProcesses(t *testing.T) {
 	if code := mg.admin("POST", "/api/enterprise/keys", map[string]any{"provider": "openai", "api_key": stored}, nil); code != 201 {
 		t.Fatalf("store provider key: %d", code)
 	}
-	if !eventually(func() bool {
+	if !eventually(time.Second, func() bool {
 		if _, err := c2.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi")); err != nil {
 			t.Fatal(err)
 		}
@@ -113,9 +113,12 @@ func TestAcrossProcesses(t *testing.T) {
 	}
 }
 
-// eventually polls f for up to a second.
-func eventually(f func() bool) bool {
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+// eventually polls f for up to within: a second where the spec says a
+// change is in force everywhere at once or within a second, 5 s (room for
+// -race on a loaded machine) where the test only waits for something to
+// happen.
+func eventually(within time.Duration, f func() bool) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if f() {
 			return true
 		}
@@ -150,7 +153,9 @@ func TestReadyFollowsRedis(t *testing.T) {
 		t.Errorf("ready with Redis unreachable = %d, want 503", code)
 	}
 	relay.cut(false)
-	if !eventually(func() bool { return ready() == 200 }) {
+	// Not ready while the store is unreachable, ready again once it answers:
+	// how soon is not the point.
+	if !eventually(5*time.Second, func() bool { return ready() == 200 }) {
 		t.Error("ready did not come back with Redis")
 	}
 }

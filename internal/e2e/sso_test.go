@@ -313,7 +313,7 @@ func TestSignInAcrossProcesses(t *testing.T) {
 	if st := mg.admin("POST", "/api/auth/sso/revoke", map[string]any{"username": "dana"}, nil); st != 200 {
 		t.Fatalf("revoke: %d", st)
 	}
-	if !eventually(func() bool {
+	if !eventually(time.Second, func() bool {
 		_, err := c.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini", "hi"))
 		return statusOf(err) == 401
 	}) {
