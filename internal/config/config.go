@@ -74,11 +74,11 @@ type Config struct {
 	AuditChainKey string
 
 	DatabaseURL string // DATABASE_URL; empty = SQLite in DataDir
+	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
+	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 	// DatabaseMaxConns (SVC_DATABASE_MAX_CONNS) bounds this process's
 	// PostgreSQL connections; 0 = sqlstore.DefaultMaxConns.
 	DatabaseMaxConns int
-	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
-	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 
 	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL: written entries the hot tier keeps
 	LogHotMaxEntries   int           // SVC_LOG_HOT_MAX_ENTRIES: cap of the hot tier's written entries
