@@ -17,7 +17,8 @@ import (
 	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
-// run runs r until the test ends and waits for its first load.
+// run runs r until the test ends (it does not wait: subscribedBus.wait
+// does, where a test needs Run to follow the bus).
 func run(t *testing.T, r *registry.Registry) {
 	t.Helper()
 	storetest.Background(t, r.Run)
@@ -74,12 +75,17 @@ func gone(r *registry.Registry, id string) bool {
 func exerciseSync(t *testing.T, db *sqlstore.DB, busA, busB registry.Bus) {
 	ctx := t.Context()
 	hourly := func(o *registry.Options) { o.ReloadEvery = time.Hour }
-	a, b := newRegistry(db, busA, hourly), newRegistry(db, busB, hourly)
-	var hb hook
+	var (
+		a, b *registry.Registry
+		hb   hook
+	)
+	subA, subB := subscribed(busA), subscribed(busB)
+	a, b = newRegistry(db, subA, hourly), newRegistry(db, subB, hourly)
 	b.OnChange(hb.add)
 	run(t, a)
 	run(t, b)
-	time.Sleep(100 * time.Millisecond) // both subscribed and loaded
+	subA.wait(t) // both follow the bus now: no notice is missed
+	subB.wait(t)
 
 	s := bearer("github")
 	if _, err := a.Create(ctx, s); err != nil {
@@ -239,4 +245,42 @@ type enteredBus struct {
 func (b *enteredBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
 	b.once.Do(func() { close(b.entered) })
 	return b.KV.Subscribe(ctx, channel)
+}
+
+// subscribedBus is a bus that closes done once a Subscribe has succeeded.
+type subscribedBus struct {
+	registry.Bus
+	once sync.Once
+	done chan struct{}
+}
+
+func subscribed(b registry.Bus) *subscribedBus {
+	return &subscribedBus{Bus: b, done: make(chan struct{})}
+}
+
+func (b *subscribedBus) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
+	s, err := b.Bus.Subscribe(ctx, channel)
+	if err == nil {
+		b.once.Do(func() { close(b.done) })
+	}
+	return s, err
+}
+
+// Ping is the wrapped bus's (memkv and rediskv have one), so Run checks
+// the bus as it would unwrapped.
+func (b *subscribedBus) Ping(ctx context.Context) error {
+	if p, ok := b.Bus.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// wait waits up to 5 s for a Subscribe to have succeeded.
+func (b *subscribedBus) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not subscribe within 5s")
+	}
 }
