@@ -26,18 +26,6 @@ import (
 // fails (a safety net against a hang, not a measurement).
 const waitFor = 10 * time.Second
 
-// eventually polls cond until it holds, failing the test after waitFor.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // receiver is an httptest webhook: it records every body it is sent and
 // answers with what answer says for the n-th request (1-based).
 type receiver struct {
@@ -233,7 +221,7 @@ func TestFailingReceiversDoNotStopOthers(t *testing.T) {
 			t.Fatalf("alert %d was not queued", i)
 		}
 		discord.next(t) // each alert reaches the healthy receiver
-		eventually(t, "Teams' retries to end", func() bool {
+		storetest.Until(t, waitFor, "Teams' retries to end", func() bool {
 			return counter(t, reg, "svc_alerts_dropped_total", "reason", "retries_exhausted") == float64(i+1)
 		})
 	}
@@ -255,7 +243,7 @@ func TestFailingReceiversDoNotStopOthers(t *testing.T) {
 	// wait for the record.
 	var recent []alerts.Sent
 	status := map[string]string{}
-	eventually(t, "the last alert's Teams delivery recorded as failed", func() bool {
+	storetest.Until(t, waitFor, "the last alert's Teams delivery recorded as failed", func() bool {
 		var err error
 		recent, err = n.Recent(context.Background(), 1)
 		if err != nil || len(recent) != 1 {
@@ -304,7 +292,7 @@ func TestRetries(t *testing.T) {
 			n := start(t, alerts.Options{Slack: rc.srv.URL, Attempts: 3, Registerer: reg})
 			n.Send(alert("retry"))
 			var last []alerts.Sent
-			eventually(t, "the delivery to end", func() bool {
+			storetest.Until(t, waitFor, "the delivery to end", func() bool {
 				last, _ = n.Recent(context.Background(), 1)
 				return len(last) == 1 && last[0].Delivery[0].Status != alerts.StatusPending
 			})
@@ -372,7 +360,7 @@ func TestDedupAcrossProcesses(t *testing.T) {
 			}
 			wg.Wait()
 			rc.next(t)
-			eventually(t, "three duplicates", func() bool { return deduped() == 3 })
+			storetest.Until(t, waitFor, "three duplicates", func() bool { return deduped() == 3 })
 			n2.Send(alert("another subject"))
 			rc.next(t)
 			if got := rc.hits.Load(); got != 2 {
@@ -382,7 +370,7 @@ func TestDedupAcrossProcesses(t *testing.T) {
 				t.Errorf("svc_alerts_deduplicated_total = %v across both, want 3", got)
 			}
 			// Each process lists the fleet's alerts.
-			eventually(t, "both alerts listed", func() bool {
+			storetest.Until(t, waitFor, "both alerts listed", func() bool {
 				l1, err1 := n1.Recent(context.Background(), 10)
 				l2, err2 := n2.Recent(context.Background(), 10)
 				return err1 == nil && err2 == nil && len(l1) == 2 && len(l2) == 2 &&
@@ -401,7 +389,7 @@ func TestRecentNewestFirst(t *testing.T) {
 		rc.next(t)
 	}
 	var got []alerts.Sent
-	eventually(t, "three sent alerts", func() bool {
+	storetest.Until(t, waitFor, "three sent alerts", func() bool {
 		all, err := n.Recent(context.Background(), 10)
 		if err != nil || len(all) != 3 {
 			return false

@@ -358,7 +358,7 @@ func TestReplicaFollowsEntries(t *testing.T) {
 		run(t, b)
 		u := &fakeUpstream{}
 		do(t, a, u, chatBody("How do I reset my password?", ""), alice)
-		waitFor(t, "replica b to index the entry", func() bool { return b.index.Len() == 1 })
+		storetest.Until(t, 10*time.Second, "replica b to index the entry", func() bool { return b.index.Len() == 1 })
 		s := do(t, b, u, chatBody("how can i reset my password", ""), alice)
 		if s.tier() != "L3" || u.calls.Load() != 1 {
 			t.Fatalf("replica b: %v", s)
@@ -366,7 +366,7 @@ func TestReplicaFollowsEntries(t *testing.T) {
 		// A replica started later rebuilds its index from the log.
 		late := newCache(t, kv, Options{})
 		run(t, late)
-		waitFor(t, "a late replica to rebuild its index", func() bool { return late.index.Len() == 1 })
+		storetest.Until(t, 10*time.Second, "a late replica to rebuild its index", func() bool { return late.index.Len() == 1 })
 	})
 }
 
@@ -381,13 +381,13 @@ func TestFlush(t *testing.T) {
 		plain, inNS := chatBody("Flush me", ""), chatBody("Flush me in a namespace", "")
 		do(t, a, u, plain, alice)
 		do(t, a, u, inNS, alice, HeaderCacheNamespace, "team-x")
-		waitFor(t, "b to follow", func() bool { return b.index.Len() == 2 })
+		storetest.Until(t, 10*time.Second, "b to follow", func() bool { return b.index.Len() == 2 })
 
 		if err := admin.Flush(context.Background(), "team-x"); err != nil {
 			t.Fatal(err)
 		}
 		// Both replicas hear of it (over the channel, within milliseconds).
-		waitFor(t, "the namespace to leave the indexes", func() bool { return a.index.Len() == 1 && b.index.Len() == 1 })
+		storetest.Until(t, 10*time.Second, "the namespace to leave the indexes", func() bool { return a.index.Len() == 1 && b.index.Len() == 1 })
 		if s := do(t, a, u, inNS, alice, HeaderCacheNamespace, "team-x"); s.tier() != "" {
 			t.Fatalf("flushed namespace still served on a: %v", s)
 		}
@@ -397,7 +397,7 @@ func TestFlush(t *testing.T) {
 		if err := admin.Flush(context.Background(), ""); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "everything to leave the indexes", func() bool { return a.index.Len() == 0 && b.index.Len() == 0 })
+		storetest.Until(t, 10*time.Second, "everything to leave the indexes", func() bool { return a.index.Len() == 0 && b.index.Len() == 0 })
 		if s := do(t, b, u, plain, alice); s.tier() != "" {
 			t.Fatalf("flushed entry served: %v", s)
 		}
@@ -484,7 +484,7 @@ func TestFlushMissedWhileUnsubscribed(t *testing.T) {
 	u := &fakeUpstream{}
 	body := chatBody("Flush me while b is not listening", "")
 	do(t, a, u, body, alice)
-	waitFor(t, "b to follow", func() bool { return b.index.Len() == 1 })
+	storetest.Until(t, 10*time.Second, "b to follow", func() bool { return b.index.Len() == 1 })
 	if s := do(t, b, u, body, alice); s.tier() == "" {
 		t.Fatalf("b before the flush: %v", s)
 	}
@@ -497,10 +497,10 @@ func TestFlushMissedWhileUnsubscribed(t *testing.T) {
 	if err := NewAdmin(kv).Flush(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a to drop the flushed entry", func() bool { return a.index.Len() == 0 })
+	storetest.Until(t, 10*time.Second, "a to drop the flushed entry", func() bool { return a.index.Len() == 0 })
 	bus.Fail.Store(false)
-	waitFor(t, "b to subscribe again", func() bool { return bus.Subscriptions() == 2 })
-	waitFor(t, "b to drop the flushed entry", func() bool { return b.index.Len() == 0 })
+	storetest.Until(t, 10*time.Second, "b to subscribe again", func() bool { return bus.Subscriptions() == 2 })
+	storetest.Until(t, 10*time.Second, "b to drop the flushed entry", func() bool { return b.index.Len() == 0 })
 	if s := do(t, b, u, body, alice); s.tier() != "" {
 		t.Fatalf("b served a flushed entry after subscribing again: %v", s)
 	}

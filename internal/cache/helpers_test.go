@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gateway/svc/internal/llm/sse"
 	"github.com/svc-gateway/svc/internal/pipeline"
 	"github.com/svc-gateway/svc/internal/store"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 // fakeUpstream is the rest of the request path below the cache: it answers
@@ -173,20 +174,7 @@ func run(t testing.TB, c *Cache) {
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = c.Run(ctx) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	waitFor(t, "generations loaded", c.gensLoaded)
-}
-
-// waitFor polls cond until it holds (a condition, not a timing assertion:
-// the deadline only keeps a broken test from hanging).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	storetest.Until(t, 10*time.Second, "generations loaded", c.gensLoaded)
 }
 
 // hit reports the tier a request was served from ("" for a miss).

@@ -74,7 +74,7 @@ func TestFailuresRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- proxy.Run(ctx) }()
 	proxy.Note(route.Failure{Provider: "openai", Status: 500})
-	eventually(t, "the failure written by Run", func() bool {
+	storetest.Until(t, 5*time.Second, "the failure written by Run", func() bool {
 		got, _ := mgmt.Last(t.Context())
 		return got != nil && got.Provider == "openai" && !got.At.IsZero()
 	})

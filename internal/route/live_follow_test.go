@@ -52,7 +52,7 @@ func TestLiveFollowsNotices(t *testing.T) {
 	loads := &loadSignal{ConfigStore: db, loads: make(chan struct{}, 16)}
 	follower := route.NewLive(loads, bus, nil)
 	run(t, follower)
-	eventually(t, "the subscription", func() bool { return bus.Subscriptions() == 1 })
+	storetest.Until(t, 5*time.Second, "the subscription", func() bool { return bus.Subscriptions() == 1 })
 	// Just after a poll the next is a second away: converging well before
 	// it takes the notice.
 	quick := func(provider string) {
@@ -62,13 +62,13 @@ func TestLiveFollowsNotices(t *testing.T) {
 		if _, err := writer.Update(t.Context(), setDefault(provider)); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-		eventually(t, "the notice followed", func() bool { return follower.Current().DefaultProvider == provider })
+		storetest.Until(t, 5*time.Second, "the notice followed", func() bool { return follower.Current().DefaultProvider == provider })
 		if d := time.Since(start); d > 500*time.Millisecond {
 			t.Errorf("%s followed after %v, want the notice's few milliseconds (the poll is every second)", provider, d)
 		}
 	}
 	quick("groq")
 	bus.EndAll()
-	eventually(t, "a new subscription", func() bool { return bus.Subscriptions() == 2 })
+	storetest.Until(t, 5*time.Second, "a new subscription", func() bool { return bus.Subscriptions() == 2 })
 	quick("mistral")
 }

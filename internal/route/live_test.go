@@ -33,18 +33,6 @@ func run(t *testing.T, l *route.Live) {
 	storetest.Background(t, l.Run)
 }
 
-// eventually polls cond for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func setDefault(p string) func(*route.Config) error {
 	return func(c *route.Config) error { c.DefaultProvider = p; return nil }
 }
@@ -65,7 +53,7 @@ func TestLiveUpdatePropagates(t *testing.T) {
 	if c.DefaultProvider != "groq" || a.Current().DefaultProvider != "groq" || a.Version() != 1 {
 		t.Errorf("after Update: returned %q, current %q, version %d; want groq, groq, 1", c.DefaultProvider, a.Current().DefaultProvider, a.Version())
 	}
-	eventually(t, "b to follow the change", func() bool { return b.Current().DefaultProvider == "groq" && b.Version() == 1 })
+	storetest.Until(t, 5*time.Second, "b to follow the change", func() bool { return b.Current().DefaultProvider == "groq" && b.Version() == 1 })
 }
 
 func TestLivePollsWithoutNotice(t *testing.T) {
@@ -76,12 +64,12 @@ func TestLivePollsWithoutNotice(t *testing.T) {
 		t.Fatalf("Update: %v", err)
 	}
 	run(t, follower)
-	eventually(t, "the follower's first load", func() bool { return follower.Version() == 1 })
+	storetest.Until(t, 5*time.Second, "the follower's first load", func() bool { return follower.Version() == 1 })
 	if _, err := writer.Update(t.Context(), setDefault("mistral")); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 	start := time.Now()
-	eventually(t, "the poll to pick up the change", func() bool { return follower.Current().DefaultProvider == "mistral" })
+	storetest.Until(t, 5*time.Second, "the poll to pick up the change", func() bool { return follower.Current().DefaultProvider == "mistral" })
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("follower converged after %v, want within about a second", d)
 	}
@@ -156,5 +144,5 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	eventually(t, "the other replica to see the chain", func() bool { _, ok := b.Current().Chain("fast"); return ok })
+	storetest.Until(t, 5*time.Second, "the other replica to see the chain", func() bool { _, ok := b.Current().Chain("fast"); return ok })
 }

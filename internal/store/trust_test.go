@@ -129,17 +129,6 @@ func runTrust(t *testing.T) (*trustedCache, *pingableBus) {
 	return c, bus
 }
 
-// waitFor polls cond for up to d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	storetest.Eventually(t, d, func() error {
-		if !cond() {
-			return errors.New(what)
-		}
-		return nil
-	})
-}
-
 // TestTrustFollowing: nothing is trusted before the first subscription
 // or after a failed Subscribe; the cache is emptied when a subscription is
 // made, before it is trusted; notices reach Message; when the
@@ -152,7 +141,7 @@ func TestTrustFollowing(t *testing.T) {
 		t.Fatal("trusted before the first subscription")
 	}
 	bus.Gate <- errNoAnswer
-	waitFor(t, time.Second, "the failure told", func() bool { return len(c.now().lost) == 1 })
+	storetest.Until(t, time.Second, "the failure told", func() bool { return len(c.now().lost) == 1 })
 	c.put("after a failure", false)
 	if s := c.now(); c.trust.Trusted() || len(s.entries) != 0 || len(s.atFlush) != 0 || !errors.Is(s.lost[0], errNoAnswer) {
 		t.Fatalf("after a failed Subscribe: trusted %v, entries %v, %d flushes, lost %v; want false, none, 0, the error",
@@ -161,7 +150,7 @@ func TestTrustFollowing(t *testing.T) {
 
 	c.put("stale", true) // as if filled by a Run before
 	bus.Gate <- nil
-	waitFor(t, 2*time.Second, "trusted once subscribed", c.trust.Trusted)
+	storetest.Until(t, 2*time.Second, "trusted once subscribed", c.trust.Trusted)
 	c.put("k", false)
 	if s := c.now(); !maps.Equal(s.entries, map[string]bool{"k": true}) || !slices.Equal(s.atFlush, []bool{false}) {
 		t.Fatalf("subscribed: entries %v, want k only; trusted during each flush %v, want [false]", s.entries, s.atFlush)
@@ -169,10 +158,10 @@ func TestTrustFollowing(t *testing.T) {
 	if err := bus.Publish(t.Context(), "ch", []byte("notice")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the notice passed on", func() bool { return slices.Equal(c.now().msgs, []string{"notice"}) })
+	storetest.Until(t, time.Second, "the notice passed on", func() bool { return slices.Equal(c.now().msgs, []string{"notice"}) })
 
 	bus.EndAll() // the next Subscribe waits on the gate
-	waitFor(t, time.Second, "the end told", func() bool { return len(c.now().lost) == 2 })
+	storetest.Until(t, time.Second, "the end told", func() bool { return len(c.now().lost) == 2 })
 	s := c.now()
 	if c.trust.Trusted() || c.trust.Following() || s.atLost[1] || !errors.Is(s.lost[1], store.ErrSubscriptionEnded) {
 		t.Errorf("after the end: trusted %v, following %v, trusted during Lost %v, lost %v; want false, false, false, ErrSubscriptionEnded",
@@ -190,13 +179,13 @@ func TestTrustFollowing(t *testing.T) {
 func TestTrustBusDown(t *testing.T) {
 	c, bus := runTrust(t)
 	bus.Gate <- nil
-	waitFor(t, 2*time.Second, "trusted once subscribed", c.trust.Trusted)
+	storetest.Until(t, 2*time.Second, "trusted once subscribed", c.trust.Trusted)
 	c.put("k", false)
 
 	bus.down.Store(true)
 	wait := 3 * store.WatchEvery
-	waitFor(t, wait, "untrusted with the bus down", func() bool { return !c.trust.Trusted() })
-	waitFor(t, time.Second, "the flip told", func() bool { return len(c.now().flips) == 1 })
+	storetest.Until(t, wait, "untrusted with the bus down", func() bool { return !c.trust.Trusted() })
+	storetest.Until(t, time.Second, "the flip told", func() bool { return len(c.now().flips) == 1 })
 	c.put("while down", false)
 	if s := c.now(); len(s.entries) != 0 || !slices.Equal(s.atFlush, []bool{false, false}) || !c.trust.Following() {
 		t.Fatalf("bus down: entries %v, trusted during each flush %v, following %v; want none, [false false], true",
@@ -205,8 +194,8 @@ func TestTrustBusDown(t *testing.T) {
 
 	c.put("stale", true) // a fill that checked Trusted before the flip
 	bus.down.Store(false)
-	waitFor(t, wait, "trusted with the bus back", c.trust.Trusted)
-	waitFor(t, time.Second, "the flip told", func() bool { return len(c.now().flips) == 2 })
+	storetest.Until(t, wait, "trusted with the bus back", c.trust.Trusted)
+	storetest.Until(t, time.Second, "the flip told", func() bool { return len(c.now().flips) == 2 })
 	if s := c.now(); len(s.entries) != 0 || !slices.Equal(s.atFlush, []bool{false, false, true}) {
 		t.Errorf("bus back: entries %v, trusted during each flush %v; want none, [false false true]", s.entries, s.atFlush)
 	}
@@ -238,14 +227,14 @@ func TestTrustRunAgain(t *testing.T) {
 	}
 	bus.Gate <- nil
 	stop := run()
-	waitFor(t, 2*time.Second, "trusted once subscribed", tr.Trusted)
+	storetest.Until(t, 2*time.Second, "trusted once subscribed", tr.Trusted)
 	bus.down.Store(true)
-	waitFor(t, 3*store.WatchEvery, "untrusted with the bus down", func() bool { return !tr.Trusted() })
+	storetest.Until(t, 3*store.WatchEvery, "untrusted with the bus down", func() bool { return !tr.Trusted() })
 	stop()
 
 	bus.down.Store(false)
 	bus.Gate <- nil
 	stop = run()
 	defer stop()
-	waitFor(t, 2*time.Second, "trusted by the next Run, the bus answering", tr.Trusted)
+	storetest.Until(t, 2*time.Second, "trusted by the next Run, the bus answering", tr.Trusted)
 }

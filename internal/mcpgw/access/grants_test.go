@@ -47,17 +47,10 @@ func granted(t *testing.T, g *access.Grants, p *identity.Principal, server, tool
 	return ok
 }
 
-// eventually polls cond until it holds or within passes.
+// eventually is storetest.Until, logging how long it took.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not after %s", what, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s after %s", what, storetest.Until(t, within, what, cond).Round(time.Millisecond))
 }
 
 func TestGrantsCached(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-gateway/svc/internal/cache/embed"
 	"github.com/svc-gateway/svc/internal/mcpgw"
+	"github.com/svc-gateway/svc/internal/store/storetest"
 )
 
 func TestRefreshAll(t *testing.T) {
@@ -83,7 +84,7 @@ func TestListChanged(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest, searchIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{}, nil, nil
 		})
-	eventually(t, "the added tool in the catalog", func() bool {
+	storetest.Until(t, 5*time.Second, "the added tool in the catalog", func() bool {
 		return slices.Contains(toolNames(c.List(nil)), "docs/search_docs")
 	})
 	res, err := c.Search(ctx, "search the documentation", 1, nil)
@@ -91,7 +92,7 @@ func TestListChanged(t *testing.T) {
 		t.Errorf("search after list_changed: %+v, %v; want docs/search_docs first", res, err)
 	}
 	srv.RemoveTools("get_page")
-	eventually(t, "the removed tool gone from the catalog", func() bool {
+	storetest.Until(t, 5*time.Second, "the removed tool gone from the catalog", func() bool {
 		return !slices.Contains(toolNames(c.List(nil)), "docs/get_page")
 	})
 }
@@ -159,7 +160,7 @@ func TestRefreshCoalesces(t *testing.T) {
 	ctx := context.Background()
 	first := make(chan error, 1)
 	go func() { first <- c.Refresh(ctx, "s") }()
-	eventually(t, "the first listing to start", func() bool { return up.calls.Load() == 1 })
+	storetest.Until(t, 5*time.Second, "the first listing to start", func() bool { return up.calls.Load() == 1 })
 	// A tool added while the first listing runs: the follow-up must see it.
 	srv.AddTool(tool("two", "The second tool.", nil), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
@@ -170,7 +171,7 @@ func TestRefreshCoalesces(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = c.Refresh(ctx, "s") }()
 	}
-	eventually(t, "the follow-up to be requested", func() bool {
+	storetest.Until(t, 5*time.Second, "the follow-up to be requested", func() bool {
 		c.fmu.Lock()
 		defer c.fmu.Unlock()
 		return c.flights["s"] != nil && c.flights["s"].next != nil
@@ -214,7 +215,7 @@ func TestRemove(t *testing.T) {
 	up.gate = gate
 	done := make(chan error, 1)
 	go func() { done <- c.Refresh(ctx, "s") }()
-	eventually(t, "the listing to start", func() bool { return up.calls.Load() == 2 })
+	storetest.Until(t, 5*time.Second, "the listing to start", func() bool { return up.calls.Load() == 2 })
 	c.Remove("s")
 	close(gate)
 	if err := <-done; err != nil {
@@ -247,7 +248,7 @@ func TestRefreshWaitsAtMostForItsContext(t *testing.T) {
 		t.Fatalf("Refresh past its context: %v, want the deadline", err)
 	}
 	close(gate) // the refresh itself goes on and lands
-	eventually(t, "the detached refresh to land", func() bool { return c.List(nil).Count == 1 })
+	storetest.Until(t, 5*time.Second, "the detached refresh to land", func() bool { return c.List(nil).Count == 1 })
 }
 
 func TestEmbedOnlyWhatChanged(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,18 +212,6 @@ func newCatalog(t *testing.T, reg *registry, up Lister, o Options) *Catalog {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return New(reg, up, o)
-}
-
-// eventually polls cond until it holds or 5 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // toolNames lists the catalog's tools as server/name.

@@ -24,18 +24,6 @@ func run(t *testing.T, r *registry.Registry) {
 	storetest.Background(t, r.Run)
 }
 
-// within waits up to d for cond and reports how long it took.
-func within(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // hook records OnChange ids.
 type hook struct {
 	mu  sync.Mutex
@@ -91,7 +79,7 @@ func exerciseSync(t *testing.T, db *sqlstore.DB, busA, busB registry.Bus) {
 	if _, err := a.Create(ctx, s); err != nil {
 		t.Fatalf("Create = %v", err)
 	}
-	within(t, time.Second, "B sees A's create", func() bool { return nameOf(b, "github") == s.Name })
+	storetest.Until(t, time.Second, "B sees A's create", func() bool { return nameOf(b, "github") == s.Name })
 	if tok, _, err := b.Credential(ctx, "github"); err != nil || tok != secretToken {
 		t.Errorf("B's Credential = %q, %v; want the token", tok, err)
 	}
@@ -99,16 +87,16 @@ func exerciseSync(t *testing.T, db *sqlstore.DB, busA, busB registry.Bus) {
 	if _, err := a.Update(ctx, "github", s); err != nil {
 		t.Fatalf("Update = %v", err)
 	}
-	within(t, time.Second, "B sees A's update", func() bool { return nameOf(b, "github") == "renamed" })
+	storetest.Until(t, time.Second, "B sees A's update", func() bool { return nameOf(b, "github") == "renamed" })
 	if _, err := b.Update(ctx, "github", mcpgw.Server{Name: "by B", BaseURL: s.BaseURL}); err != nil {
 		t.Fatalf("B's Update = %v", err)
 	}
-	within(t, time.Second, "A sees B's update", func() bool { return nameOf(a, "github") == "by B" })
+	storetest.Until(t, time.Second, "A sees B's update", func() bool { return nameOf(a, "github") == "by B" })
 	if err := a.Delete(ctx, "github"); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
-	within(t, time.Second, "B sees A's delete", func() bool { return gone(b, "github") })
-	within(t, time.Second, "B's OnChange", func() bool { return hb.seen("github") >= 4 })
+	storetest.Until(t, time.Second, "B sees A's delete", func() bool { return gone(b, "github") })
+	storetest.Until(t, time.Second, "B's OnChange", func() bool { return hb.seen("github") >= 4 })
 }
 
 func TestSyncMemKV(t *testing.T) {
@@ -135,11 +123,11 @@ func TestFullReloadHeals(t *testing.T) {
 		if _, err := writer.Create(t.Context(), bearer("quiet")); err != nil {
 			t.Fatalf("Create = %v", err)
 		}
-		within(t, 4*time.Second, "full reload", func() bool { return nameOf(r, "quiet") != "" })
+		storetest.Until(t, 4*time.Second, "full reload", func() bool { return nameOf(r, "quiet") != "" })
 		if err := writer.Delete(t.Context(), "quiet"); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
-		within(t, 4*time.Second, "full reload of a delete", func() bool { return gone(r, "quiet") })
+		storetest.Until(t, 4*time.Second, "full reload of a delete", func() bool { return gone(r, "quiet") })
 	})
 }
 
@@ -209,7 +197,7 @@ func TestBusRecoveryHeals(t *testing.T) {
 				t.Fatal("the view changed while the bus was down and no reload was due: the test proves nothing")
 			}
 			bus.setDown(false, false)
-			within(t, 2500*time.Millisecond, "reload after the bus came back", func() bool { return nameOf(r, "missed") != "" })
+			storetest.Until(t, 2500*time.Millisecond, "reload after the bus came back", func() bool { return nameOf(r, "missed") != "" })
 		})
 	}
 }

@@ -38,3 +38,19 @@ func Eventually(t testing.TB, within time.Duration, cond func() error) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Until polls cond every 5 ms until it holds, and fails the test naming
+// what it waited for if it has not within the given time (a bound that
+// keeps a broken test from hanging, not a timing assertion, unless the
+// test says so). It returns how long it waited.
+func Until(t testing.TB, within time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("after %v: still waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
