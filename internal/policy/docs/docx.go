@@ -72,38 +72,14 @@ func extractDOCX(ctx context.Context, data []byte, b *builder) error {
 	if len(zr.File) > b.lim.MaxZipFiles {
 		return extractErr(FormatDOCX, ErrTooLarge, fmt.Sprintf("the archive holds more than %d files", b.lim.MaxZipFiles), nil)
 	}
-	budget := &inflateBudget{f: FormatDOCX, max: b.lim.MaxDecompressed, part: b.lim.MaxPartDecompressed}
-	var doc *zip.File
-	var headers, footers []*zip.File
-	var styles *zip.File
-	for _, f := range zr.File {
-		dir, name := path.Split(f.Name)
-		if dir != "word/" {
-			continue
-		}
-		switch {
-		case name == "document.xml":
-			doc = f
-		case name == "styles.xml":
-			styles = f
-		case strings.HasPrefix(name, "header") && strings.HasSuffix(name, ".xml"):
-			headers = append(headers, f)
-		case strings.HasPrefix(name, "footer") && strings.HasSuffix(name, ".xml"):
-			footers = append(footers, f)
-		}
-	}
-	if doc == nil {
+	wp := findWordParts(zr.File)
+	if wp.doc == nil {
 		return extractErr(FormatDOCX, ErrUnsupportedType, "no word/document.xml", nil)
 	}
-	byNumber := func(fs []*zip.File) {
-		sort.SliceStable(fs, func(i, j int) bool { return partNumber(fs[i].Name) < partNumber(fs[j].Name) })
-	}
-	byNumber(headers)
-	byNumber(footers)
-
+	budget := &inflateBudget{f: FormatDOCX, max: b.lim.MaxDecompressed, part: b.lim.MaxPartDecompressed}
 	headingStyles := map[string]bool{}
-	if styles != nil {
-		if err := readStyles(styles, budget, headingStyles); err != nil {
+	if wp.styles != nil {
+		if err := readStyles(wp.styles, budget, headingStyles); err != nil {
 			return err
 		}
 	}
@@ -111,25 +87,55 @@ func extractDOCX(ctx context.Context, data []byte, b *builder) error {
 	parts := []struct {
 		files   []*zip.File
 		section string
-	}{{headers, "Header"}, {[]*zip.File{doc}, ""}, {footers, "Footer"}}
+	}{{wp.headers, "Header"}, {[]*zip.File{wp.doc}, ""}, {wp.footers, "Footer"}}
 	for _, part := range parts {
 		for _, f := range part.files {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if part.section != "" {
-				p.dedupe = true
-				p.pendingHeading = part.section
-			} else {
-				p.dedupe = false
-				p.pendingHeading = ""
-			}
+			// Headers and footers repeat on every page: each text once,
+			// under its section's heading.
+			p.dedupe, p.pendingHeading = part.section != "", part.section
 			if err := p.parse(f, budget); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// wordParts are the parts of a Word archive extractDOCX reads.
+type wordParts struct {
+	doc, styles      *zip.File
+	headers, footers []*zip.File // in number order: header1.xml, header2.xml, …
+}
+
+// findWordParts picks the document, styles, header and footer parts out
+// of the archive's files.
+func findWordParts(files []*zip.File) wordParts {
+	var wp wordParts
+	for _, f := range files {
+		dir, name := path.Split(f.Name)
+		if dir != "word/" {
+			continue
+		}
+		switch {
+		case name == "document.xml":
+			wp.doc = f
+		case name == "styles.xml":
+			wp.styles = f
+		case strings.HasPrefix(name, "header") && strings.HasSuffix(name, ".xml"):
+			wp.headers = append(wp.headers, f)
+		case strings.HasPrefix(name, "footer") && strings.HasSuffix(name, ".xml"):
+			wp.footers = append(wp.footers, f)
+		}
+	}
+	byNumber := func(fs []*zip.File) {
+		sort.SliceStable(fs, func(i, j int) bool { return partNumber(fs[i].Name) < partNumber(fs[j].Name) })
+	}
+	byNumber(wp.headers)
+	byNumber(wp.footers)
+	return wp
 }
 
 // partNumber is the number in "word/header2.xml" (0 if none).
