@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -46,11 +47,11 @@ func Eventually(t testing.TB, within time.Duration, cond func() error) {
 func Until(t testing.TB, within time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("after %v: still waiting for %s", within, what)
+	Eventually(t, within, func() error {
+		if !cond() {
+			return errors.New("still waiting for " + what)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	return time.Since(start)
 }
