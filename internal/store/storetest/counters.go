@@ -96,7 +96,7 @@ func incrByTTL(t *testing.T, kv CounterKV) {
 	ctx := t.Context()
 	const short = 80 * time.Millisecond
 	// A new counter gets the ttl, and later increments do not extend it.
-	window := beforeExpiry(t, short, "window", func(key string, ttl time.Duration) {
+	window, _ := BeforeExpiry(t, short, 32*short, "window", func(key string, ttl time.Duration) {
 		if _, err := kv.IncrBy(ctx, key, 1, ttl); err != nil {
 			t.Fatalf("IncrBy: %v", err)
 		}
@@ -121,13 +121,14 @@ func incrByTTL(t *testing.T, kv CounterKV) {
 	}
 }
 
-// beforeExpiry runs calls, which create a counter with ttl and write it
-// again, on key with ttl short, and returns the key once they took less
-// than the ttl. When they took longer (a busy machine stalled between
-// them, so the counter may have expired before the second made it anew)
-// it runs them again on a new key with twice the ttl, up to 32 times
-// short; then it skips the test.
-func beforeExpiry(t *testing.T, short time.Duration, key string, calls func(key string, ttl time.Duration)) string {
+// BeforeExpiry runs calls, which must finish within a ttl (create a
+// counter with it and write it again, restart the store holding it), on key
+// with ttl short, and returns the key and ttl once they took less than the
+// ttl. When they took longer (a busy machine stalled, so the counter may
+// have expired before the calls were done, and any answer is right) it runs
+// them again on a new key with twice the ttl, up to longest; then it skips
+// the test.
+func BeforeExpiry(t *testing.T, short, longest time.Duration, key string, calls func(key string, ttl time.Duration)) (string, time.Duration) {
 	t.Helper()
 	for i, ttl := 0, short; ; i, ttl = i+1, 2*ttl {
 		k := key
@@ -138,9 +139,9 @@ func beforeExpiry(t *testing.T, short time.Duration, key string, calls func(key 
 		calls(k, ttl)
 		d := time.Since(start)
 		if d < ttl {
-			return k
+			return k, ttl
 		}
-		if ttl >= 32*short {
+		if ttl >= longest {
 			t.Skipf("the calls on %s took %v, over its ttl %v: the machine stalls too long to check the ttl", k, d, ttl)
 		}
 		t.Logf("the calls on %s took %v, over its ttl %v: again with twice the ttl", k, d, ttl)

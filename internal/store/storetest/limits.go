@@ -336,7 +336,7 @@ func reserveTTL(t *testing.T, kv CounterKV) {
 	ctx := t.Context()
 	const short = 80 * time.Millisecond
 	// Later reservations do not extend the ttl.
-	period := beforeExpiry(t, short, "period", func(key string, ttl time.Duration) {
+	period, _ := BeforeExpiry(t, short, 32*short, "period", func(key string, ttl time.Duration) {
 		if _, _, err := kv.Reserve(ctx, key, 3, 10, ttl); err != nil {
 			t.Fatalf("Reserve: %v", err)
 		}
