@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -139,7 +140,9 @@ func (g *Grants) lookup(ctx context.Context, p *identity.Principal, serverID str
 	if ok && now.Before(e.expires) {
 		return e.tools, nil
 	}
-	ch := g.loads.DoChan(k.user+"\n"+k.server, func() (any, error) {
+	// The epoch is part of the flight's key: a caller after an eviction or
+	// a flush never shares a load begun before it.
+	ch := g.loads.DoChan(k.user+"\n"+k.server+"\n"+strconv.FormatUint(epoch, 10), func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()
 		tools, err := g.src.GrantedTools(lctx, k.user, k.server)
@@ -200,7 +203,6 @@ func (g *Grants) evict(k grantKey) {
 	g.epoch++
 	delete(g.cache, k)
 	g.mu.Unlock()
-	g.loads.Forget(k.user + "\n" + k.server)
 	g.notify(k.user, k.server)
 }
 

@@ -123,26 +123,35 @@ func TestGrantsSourceError(t *testing.T) {
 // TestGrantsNoJoinAcrossEviction: a caller that asks after a change was
 // announced does not share a load begun before it (which may have read the
 // old grants).
+// So does a caller after a flush of the whole cache (a subscription made
+// again after an outage of the bus).
 func TestGrantsNoJoinAcrossEviction(t *testing.T) {
-	src := &gatedSource{started: make(chan struct{}, 2), release: make(chan struct{}), tools: []string{"t"}}
-	g := NewGrants(src, memkv.New(), time.Hour, nil)
-	Running(t, g)
-	p := &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}
-	done := make(chan struct{}, 2)
-	ask := func() {
-		_, _ = g.Granted(context.Background(), p, "s", "t")
-		done <- struct{}{}
+	for name, change := range map[string]func(g *Grants, p *identity.Principal){
+		"eviction": func(g *Grants, p *identity.Principal) { g.evict(grantKey{user: p.Caller(), server: "s"}) },
+		"flush":    func(g *Grants, _ *identity.Principal) { g.flush() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := &gatedSource{started: make(chan struct{}, 2), release: make(chan struct{}), tools: []string{"t"}}
+			g := NewGrants(src, memkv.New(), time.Hour, nil)
+			Running(t, g)
+			p := &identity.Principal{Kind: identity.VirtualKey, ID: "k1"}
+			done := make(chan struct{}, 2)
+			ask := func() {
+				_, _ = g.Granted(context.Background(), p, "s", "t")
+				done <- struct{}{}
+			}
+			go ask()
+			<-src.started
+			change(g, p)
+			go ask()
+			select {
+			case <-src.started:
+			case <-time.After(5 * time.Second):
+				t.Errorf("the caller after the %s joined the load begun before it", name)
+			}
+			close(src.release)
+			<-done
+			<-done
+		})
 	}
-	go ask()
-	<-src.started
-	g.evict(grantKey{user: p.Caller(), server: "s"})
-	go ask()
-	select {
-	case <-src.started:
-	case <-time.After(2 * time.Second):
-		t.Error("the caller after the eviction joined the load begun before it")
-	}
-	close(src.release)
-	<-done
-	<-done
 }
