@@ -77,7 +77,7 @@ type Config struct {
 	RedisURL    string // KEYSTORE_REDIS_URL or REDIS_URL; empty = in-process KV
 	RedisPrefix string // SVC_REDIS_PREFIX: put before every Redis key and channel
 	// DatabaseMaxConns (SVC_DATABASE_MAX_CONNS) bounds this process's
-	// PostgreSQL connections; 0 = sqlstore.DefaultMaxConns.
+	// PostgreSQL connections; 0 = sqlstore.DefaultMaxConns (10).
 	DatabaseMaxConns int
 
 	LogHotTTL          time.Duration // SVC_LOG_HOT_TTL: written entries the hot tier keeps

@@ -91,9 +91,11 @@ type Options struct {
 	MaxConns int
 }
 
-// DefaultMaxConns is the PostgreSQL pool bound of a process: four per
-// usable CPU, at least 8.
-func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+// DefaultMaxConns is the PostgreSQL pool bound of a process. It does not
+// grow with the host's CPUs: the bound exists for the database, whose
+// max_connections (100 by default) every replica shares; the request path
+// reads keys from a cache, so a few connections serve many cores.
+const DefaultMaxConns = 10
 
 // pgIdleTime is how long an idle PostgreSQL connection is kept: a burst's
 // connections are given back to the database when it has passed.
@@ -119,7 +121,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*DB, error) {
 	if dialect == DialectPostgres {
 		n := o.MaxConns
 		if n <= 0 {
-			n = DefaultMaxConns()
+			n = DefaultMaxConns
 		}
 		sqldb.SetMaxOpenConns(n)
 		sqldb.SetMaxIdleConns(n)

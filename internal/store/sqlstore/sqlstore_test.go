@@ -319,7 +319,4 @@ func TestPostgresPoolBound(t *testing.T) {
 	if len(pids) > 3 {
 		t.Errorf("12 concurrent queries used %d connections, want at most 3", len(pids))
 	}
-	if sqlstore.DefaultMaxConns() < 8 {
-		t.Errorf("DefaultMaxConns() = %d, want at least 8", sqlstore.DefaultMaxConns())
-	}
 }
