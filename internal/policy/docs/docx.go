@@ -365,12 +365,7 @@ func (p *wordParser) endParagraph(s *partState) error {
 	s.inPara = false
 	text := cleanSpace(s.para.String())
 	if n := len(s.tables); n > 0 {
-		c := &s.tables[n-1].cell
-		appendCellText(c, text)
-		if c.Len() > p.b.lim.MaxText {
-			return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
-		}
-		return nil
+		return p.addToCell(&s.tables[n-1].cell, text)
 	}
 	p.emit(text, s.isHeading)
 	return nil
@@ -391,20 +386,20 @@ func (p *wordParser) endRow(s *partState) error {
 		return nil
 	}
 	// A nested table's row is text of the enclosing cell.
-	c := &s.tables[n-2].cell
-	appendCellText(c, row)
-	if c.Len() > p.b.lim.MaxText {
-		return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
-	}
-	return nil
+	return p.addToCell(&s.tables[n-2].cell, row)
 }
 
-// appendCellText adds text to a cell's, a space between them.
-func appendCellText(c *strings.Builder, text string) {
+// addToCell adds text to a cell's, a space between them, failing with
+// ErrTooLarge once the cell passes the text limit.
+func (p *wordParser) addToCell(c *strings.Builder, text string) error {
 	if c.Len() > 0 && text != "" {
 		c.WriteByte(' ')
 	}
 	c.WriteString(text)
+	if c.Len() > p.b.lim.MaxText {
+		return extractErr(FormatDOCX, ErrTooLarge, "a table cell longer than the text limit", nil)
+	}
+	return nil
 }
 
 // joinCells is a table row as one paragraph: its non-empty cells joined
