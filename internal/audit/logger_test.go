@@ -131,21 +131,13 @@ func TestForwarderSpillsWhileTheHotTierIsDown(t *testing.T) {
 	}
 	// The forwarder may still be acknowledging the last of the first 300
 	// in the spool: wait for the backlog to settle at the 500 held back.
-	var backlog int64
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	storetest.Eventually(t, 10*time.Second, func() error {
 		info, err := sp.StreamInfo(t.Context(), audit.HotLogKey, "forward")
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || info.Backlog() != 500 {
+			return fmt.Errorf("spool backlog while Redis is down: %d (%v), want 500", info.Backlog(), err)
 		}
-		if backlog = info.Backlog(); backlog == 500 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if backlog != 500 {
-		t.Fatalf("spool backlog while Redis is down: %d, want 500", backlog)
-	}
+		return nil
+	})
 	hot.down.Store(false)
 	waitFor(800)
 	if length() != 800 {

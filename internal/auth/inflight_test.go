@@ -91,6 +91,16 @@ func (f *firstHeld) VirtualKeyByHash(ctx context.Context, hash string) (VirtualK
 	return vk, err
 }
 
+// waitHeld waits up to 5 s for the first lookup to be held.
+func (f *firstHeld) waitHeld(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no lookup read the store within 5s")
+	}
+}
+
 func newHeldKeys(t *testing.T) (*Keys, *firstHeld) {
 	t.Helper()
 	var fh *firstHeld
@@ -116,12 +126,12 @@ func TestConcurrentMissesShareARead(t *testing.T) {
 			return err
 		})
 	}
-	<-fh.held
-	// Let the others arrive while the first read is held: each either
-	// joins it or, arriving later, finds the key cached. Without sharing,
-	// they would read the store themselves meanwhile.
+	fh.waitHeld(t)
+	// Let the others arrive while the first read is held (up to a
+	// second): each either joins it or, arriving later, finds the key
+	// cached. Without sharing, a second read comes at once.
 	deadline := time.Now().Add(time.Second)
-	for fh.reads.Load() < n && time.Now().Before(deadline) {
+	for fh.reads.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(fh.release)
@@ -148,7 +158,7 @@ func TestMissAfterRevocationDoesNotJoin(t *testing.T) {
 		_, err := k.Authenticate(t.Context(), Credentials{Bearer: secret})
 		first <- err
 	}()
-	<-fh.held // read the key, still valid, and held
+	fh.waitHeld(t) // read the key, still valid, and held
 	if _, err := k.Revoke(t.Context(), vk.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -110,6 +110,11 @@ func TestMemKVRestart(t *testing.T) {
 				ok         bool
 				total      int64
 			)
+			t.Cleanup(func() {
+				if kv != nil {
+					kv.Close()
+				}
+			})
 			key, ttl := storetest.BeforeExpiry(t, 1500*time.Millisecond, 6*time.Second, "limit:spend", func(key string, ttl time.Duration) {
 				if kv != nil {
 					kv.Close()
@@ -129,7 +134,6 @@ func TestMemKVRestart(t *testing.T) {
 				got, gerr = kv.Get(ctx, key)
 				ok, total, rerr = kv.Reserve(ctx, key, 400, 1000, ttl)
 			})
-			defer kv.Close()
 			if gerr != nil || string(got) != "700" {
 				t.Fatalf("Get(%s) after the restart: got %q, %v, want %q", key, got, gerr, "700")
 			}
@@ -139,7 +143,7 @@ func TestMemKVRestart(t *testing.T) {
 			if rerr != nil || ok || total != 700 {
 				t.Errorf("Reserve over the cap after the restart: got %v, %d, %v, want refused at 700", ok, total, rerr)
 			}
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := start.Add(ttl + 5*time.Second)
 			for {
 				_, err := kv.Get(ctx, key)
 				if errors.Is(err, store.ErrNotFound) {
